@@ -1,0 +1,12 @@
+import ArgumentParser
+import IAPGuard
+
+@main
+struct IAPGuardCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "iapguard",
+        abstract: "Catch fraud and mistakes in App Store in-app purchases.",
+        version: IAPGuardInfo.version,
+        subcommands: []
+    )
+}
