@@ -1,0 +1,26 @@
+/// An App Store Server Notification V2, decoded. The nested signed transaction becomes an
+/// ``AppleSighting`` of its own.
+public struct AppleNotification: Sendable, Hashable {
+    public var notificationUUID: String
+    public var notificationType: String?
+    public var subtype: String?
+    public var signedDate: Int64?
+    public var environment: String?
+    public var bundleID: String?
+    public var appAppleID: Int64?
+    public var transactionID: String?
+    public var originalTransactionID: String?
+    public var productID: String?
+    public var revocationDate: Int64?
+    public var revocationReason: Int64?
+    public var revocationPercentage: Int64?
+    public var autoRenewProductID: String?
+    public var autoRenewStatus: Int64?
+    public var consumptionRequestReason: String?
+    public var verification: VerificationOutcome = .unverified
+    public var sourceName: String = ""
+    public var sourceRef: String = ""
+    public var payloadHash: String = ""
+
+    public init(notificationUUID: String) { self.notificationUUID = notificationUUID }
+}

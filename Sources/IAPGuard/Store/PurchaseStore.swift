@@ -1,0 +1,153 @@
+/// What the pipeline needs from a store. SQLite is the embedded default; the protocol is small so a
+/// PostgreSQL backend can sit behind it. Rules and reports read through ``query(_:parameters:_:)``
+/// against the documented views only.
+public protocol PurchaseStore: AnyObject {
+    /// Brings the schema to ``Schema/latestVersion``.
+    func migrate() throws
+    /// Starts a run record and returns its id.
+    func beginRun(_ start: RunStart) throws -> Int64
+    /// Closes a run record.
+    func finishRun(_ runID: Int64, status: String, finishedAt: Int64, summaryJSON: String?) throws
+    /// Replaces the configured reference data (apps, catalog, testers, FX rates).
+    func replaceReferenceData(_ data: ReferenceData) throws
+    /// Writes one batch atomically; returns what changed.
+    func write(_ batch: IngestBatch, runID: Int64) throws -> WriteCounts
+    /// Adds to the per-source counters of a run.
+    func recordSourceCounts(runID: Int64, sourceName: String, sourceKind: String, counts: WriteCounts) throws
+    /// The state recorded for an input file after it was fully ingested, if any.
+    func fileState(sourceName: String, path: String) throws -> FileState?
+    /// Records that a file was fully ingested (call after its data is committed).
+    func setFileState(_ state: FileState, sourceName: String, runID: Int64) throws
+    /// Runs read-only SQL with named parameters, handing rows to `body`.
+    func query(
+        _ sql: String, parameters: [String: SQLValue], _ body: (_ columns: [String], _ row: [SQLValue]) throws -> Void
+    ) throws
+    /// Runs `body` in one store transaction.
+    func inTransaction<T>(_ body: () throws -> T) throws -> T
+}
+
+/// The opening facts of a run.
+public struct RunStart: Sendable {
+    public var startedAt: Int64
+    public var windowSince: Int64?
+    public var windowUntil: Int64?
+    public var configHash: String
+    public var toolVersion: String
+
+    public init(startedAt: Int64, windowSince: Int64?, windowUntil: Int64?, configHash: String, toolVersion: String) {
+        self.startedAt = startedAt
+        self.windowSince = windowSince
+        self.windowUntil = windowUntil
+        self.configHash = configHash
+        self.toolVersion = toolVersion
+    }
+}
+
+/// What a file looked like when it was last fully ingested.
+public struct FileState: Sendable, Hashable {
+    public var path: String
+    public var size: Int64
+    public var contentHash: String
+
+    public init(path: String, size: Int64, contentHash: String) {
+        self.path = path
+        self.size = size
+        self.contentHash = contentHash
+    }
+}
+
+/// A batch of parsed and verified records, written in one transaction.
+public struct IngestBatch: Sendable {
+    public var sightings: [AppleSighting] = []
+    public var orders: [(order: BackendOrder, sourceName: String, sourceRef: String)] = []
+    public var credits: [(credit: Credit, sourceName: String, sourceRef: String)] = []
+    public var notifications: [AppleNotification] = []
+    public var quarantined: [QuarantinedRecord] = []
+
+    public init() {}
+
+    public var isEmpty: Bool {
+        sightings.isEmpty && orders.isEmpty && credits.isEmpty && notifications.isEmpty && quarantined.isEmpty
+    }
+
+    public var recordCount: Int {
+        sightings.count + orders.count + credits.count + notifications.count + quarantined.count
+    }
+}
+
+/// Counts of what a write did.
+public struct WriteCounts: Sendable, Hashable, Codable {
+    public var records = 0
+    public var inserted = 0
+    public var updated = 0
+    public var unchanged = 0
+    public var errors = 0
+    public var filesSkipped = 0
+
+    public init() {}
+
+    public static func + (lhs: WriteCounts, rhs: WriteCounts) -> WriteCounts {
+        var sum = lhs
+        sum.records += rhs.records
+        sum.inserted += rhs.inserted
+        sum.updated += rhs.updated
+        sum.unchanged += rhs.unchanged
+        sum.errors += rhs.errors
+        sum.filesSkipped += rhs.filesSkipped
+        return sum
+    }
+}
+
+/// Reference data from the config, loaded into the store at the start of each run.
+public struct ReferenceData: Sendable {
+    public struct App: Sendable, Hashable {
+        public var bundleID: String
+        public var appAppleID: Int64?
+        public var environments: [String]
+        public init(bundleID: String, appAppleID: Int64?, environments: [String]) {
+            self.bundleID = bundleID
+            self.appAppleID = appAppleID
+            self.environments = environments
+        }
+    }
+    public struct Product: Sendable, Hashable {
+        public var bundleID: String
+        public var productID: String
+        public var type: String
+        public var units: Int64
+        public var referencePrice: Int64?
+        public var referenceCurrency: String?
+        public init(
+            bundleID: String, productID: String, type: String, units: Int64, referencePrice: Int64?,
+            referenceCurrency: String?
+        ) {
+            self.bundleID = bundleID
+            self.productID = productID
+            self.type = type
+            self.units = units
+            self.referencePrice = referencePrice
+            self.referenceCurrency = referenceCurrency
+        }
+    }
+    public struct FXRate: Sendable, Hashable {
+        public var currency: String
+        /// Epoch ms of the rate's day at 00:00 UTC.
+        public var rateDate: Int64
+        /// Units of `currency` per 1 EUR (ECB convention).
+        public var perEUR: Double
+        public var source: String
+        public init(currency: String, rateDate: Int64, perEUR: Double, source: String) {
+            self.currency = currency
+            self.rateDate = rateDate
+            self.perEUR = perEUR
+            self.source = source
+        }
+    }
+
+    public var apps: [App] = []
+    public var products: [Product] = []
+    public var testers: [String] = []
+    public var fxRates: [FXRate] = []
+
+    public init() {}
+}
