@@ -48,12 +48,13 @@ public struct AppleSighting: Sendable, Hashable {
         self.anomalies = []
     }
 
-    /// The stable identity of this sighting: the same record ingested twice yields the same id.
+    /// The stable identity of this sighting: the same record ingested twice yields the same id; two entries
+    /// of one response that differ in content are two sightings.
     public var sightingID: String {
         Hashing.sha256Hex(
             [
                 sourceKind.rawValue, payloadHash, transaction.transactionID, submittedByUserID ?? "",
-                submittedOrderID ?? "",
+                submittedOrderID ?? "", String(describing: transaction),
             ].joined(separator: "\u{1F}"))
     }
 }

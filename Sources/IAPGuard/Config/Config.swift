@@ -1,0 +1,323 @@
+import Foundation
+import Yams
+
+/// The job's configuration, loaded from YAML. Relative paths resolve against the config file's folder.
+/// Unknown keys and wrong types are errors that name the key. See `docs/configuration.md`.
+public struct Config: Sendable {
+    /// One configured app.
+    public struct App: Sendable, Hashable {
+        public var bundleID: String
+        public var appAppleID: Int64?
+        public var environments: [AppleEnvironment]
+        public var products: [Product]
+    }
+
+    /// One catalog product of an app.
+    public struct Product: Sendable, Hashable {
+        public var productID: String
+        /// Apple's spelling: `Consumable`, `Non-Consumable`, `Auto-Renewable Subscription`, `Non-Renewing Subscription`.
+        public var type: String
+        public var units: Int64
+        /// Reference price, milliunits of `currency`.
+        public var price: Int64?
+        public var currency: String?
+    }
+
+    /// One input source.
+    public struct Source: Sendable, Hashable {
+        public enum Kind: String, Sendable, CaseIterable {
+            case receipts
+            case signedTransactions = "signed-transactions"
+            case notifications
+            case orders
+            case credits
+        }
+        public enum Format: String, Sendable, CaseIterable {
+            case jsonl, csv, sqlite
+        }
+        public var name: String
+        public var kind: Kind
+        public var format: Format
+        public var path: URL
+        public var query: String?
+    }
+
+    public var file: URL
+    public var storePath: URL
+    public var rulesDirectory: URL?
+    public var reportsDirectory: URL
+    public var referenceCurrency: String
+    public var fxRatesFile: URL?
+    public var trustedRootFiles: [URL]
+    public var trustAppleRoot: Bool
+    public var apps: [App]
+    public var testers: [String]
+    public var ruleParams: [String: [String: SQLValue]]
+    public var sources: [Source]
+    /// SHA-256 of the config file's bytes, recorded with every run.
+    public var hash: String
+
+    static let topLevelKeys: Set<String> = [
+        "store", "rules", "reports", "reference_currency", "fx_rates", "trust", "trust_apple_root", "apps", "testers",
+        "rule_params", "sources",
+    ]
+
+    /// Loads and validates the config at `url`.
+    public static func load(from url: URL) throws -> Config {
+        let path = url.path
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw ConfigError(file: path, key: nil, message: "cannot read the file (\(error.localizedDescription))")
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw ConfigError(file: path, key: nil, message: "not UTF-8 text")
+        }
+        return try parse(text, file: url, hash: Hashing.sha256Hex(data))
+    }
+
+    /// Parses config text; `file` is used for error messages and to resolve relative paths.
+    public static func parse(_ text: String, file: URL, hash: String? = nil) throws -> Config {
+        let path = file.path
+        let root: Any?
+        do {
+            root = try Yams.load(yaml: text)
+        } catch let error as YamlError {
+            throw ConfigError(file: path, key: nil, message: "YAML syntax error: \(error)")
+        }
+        guard let top = root as? [String: Any] else {
+            throw ConfigError(file: path, key: nil, message: "the top level must be a mapping of keys")
+        }
+        let reader = ConfigReader(file: path, base: file.deletingLastPathComponent())
+        try reader.rejectUnknown(top, allowed: topLevelKeys, at: nil)
+
+        let storeText = try reader.string(top, "store", at: nil) ?? "state/iapguard.sqlite"
+        let rules = try reader.string(top, "rules", at: nil).map(reader.resolve)
+        let reports = reader.resolve(try reader.string(top, "reports", at: nil) ?? "reports")
+        let currency = try reader.string(top, "reference_currency", at: nil) ?? "USD"
+        guard currency.count == 3, currency.allSatisfy({ $0.isUppercase && $0.isASCII }) else {
+            throw ConfigError(file: path, key: "reference_currency", message: "expected an ISO 4217 code like USD")
+        }
+        let fx = try reader.string(top, "fx_rates", at: nil).map(reader.resolve)
+        let trust = try reader.stringList(top, "trust", at: nil).map(reader.resolve)
+        let trustApple = try reader.bool(top, "trust_apple_root", at: nil) ?? true
+
+        var apps: [App] = []
+        for (index, item) in try reader.list(top, "apps", at: nil).enumerated() {
+            apps.append(try reader.app(item, at: "apps[\(index)]"))
+        }
+        if apps.isEmpty {
+            throw ConfigError(file: path, key: "apps", message: "at least one app is required")
+        }
+        let testers = try reader.stringList(top, "testers", at: nil)
+        var ruleParams: [String: [String: SQLValue]] = [:]
+        if let params = top["rule_params"] {
+            guard let map = params as? [String: Any] else {
+                throw ConfigError(file: path, key: "rule_params", message: "expected a mapping of rule id to parameters")
+            }
+            for (ruleID, value) in map {
+                guard let values = value as? [String: Any] else {
+                    throw ConfigError(file: path, key: "rule_params.\(ruleID)", message: "expected a mapping of parameters")
+                }
+                var converted: [String: SQLValue] = [:]
+                for (name, raw) in values {
+                    converted[name] = try reader.scalar(raw, at: "rule_params.\(ruleID).\(name)")
+                }
+                ruleParams[ruleID] = converted
+            }
+        }
+        var sources: [Source] = []
+        for (index, item) in try reader.list(top, "sources", at: nil).enumerated() {
+            sources.append(try reader.source(item, at: "sources[\(index)]"))
+        }
+        var names = Set<String>()
+        for source in sources where !names.insert(source.name).inserted {
+            throw ConfigError(file: path, key: "sources", message: "the source name '\(source.name)' is used twice")
+        }
+        return Config(
+            file: file, storePath: reader.resolve(storeText), rulesDirectory: rules, reportsDirectory: reports,
+            referenceCurrency: currency, fxRatesFile: fx, trustedRootFiles: trust, trustAppleRoot: trustApple, apps: apps,
+            testers: testers, ruleParams: ruleParams, sources: sources,
+            hash: hash ?? Hashing.sha256Hex(text))
+    }
+
+    /// The reference data this config puts into the store (apps, catalog, testers; FX rates are loaded separately).
+    public var referenceData: ReferenceData {
+        var data = ReferenceData()
+        data.apps = apps.map {
+            ReferenceData.App(bundleID: $0.bundleID, appAppleID: $0.appAppleID, environments: $0.environments.map(\.rawValue))
+        }
+        data.products = apps.flatMap { app in
+            app.products.map {
+                ReferenceData.Product(
+                    bundleID: app.bundleID, productID: $0.productID, type: $0.type, units: $0.units,
+                    referencePrice: $0.price, referenceCurrency: $0.currency)
+            }
+        }
+        data.testers = testers
+        return data
+    }
+}
+
+/// Typed access to the parsed YAML with errors that name the key.
+struct ConfigReader {
+    let file: String
+    let base: URL
+
+    func resolve(_ path: String) -> URL {
+        if path.hasPrefix("/") { return URL(fileURLWithPath: path).standardizedFileURL }
+        return base.appendingPathComponent(path).standardizedFileURL
+    }
+
+    private func name(_ key: String, _ at: String?) -> String { at.map { "\($0).\(key)" } ?? key }
+
+    func rejectUnknown(_ map: [String: Any], allowed: Set<String>, at: String?) throws {
+        for key in map.keys.sorted() where !allowed.contains(key) {
+            throw ConfigError(
+                file: file, key: name(key, at),
+                message: "unknown key (expected one of: \(allowed.sorted().joined(separator: ", ")))")
+        }
+    }
+
+    func string(_ map: [String: Any], _ key: String, at: String?) throws -> String? {
+        guard let value = map[key], !(value is NSNull) else { return nil }
+        if let s = value as? String { return s }
+        if let i = value as? Int { return String(i) }
+        throw ConfigError(file: file, key: name(key, at), message: "expected text, found \(typeName(value))")
+    }
+
+    func requiredString(_ map: [String: Any], _ key: String, at: String?) throws -> String {
+        guard let s = try string(map, key, at: at), !s.isEmpty else {
+            throw ConfigError(file: file, key: name(key, at), message: "is required")
+        }
+        return s
+    }
+
+    func bool(_ map: [String: Any], _ key: String, at: String?) throws -> Bool? {
+        guard let value = map[key], !(value is NSNull) else { return nil }
+        guard let b = value as? Bool else {
+            throw ConfigError(file: file, key: name(key, at), message: "expected true or false, found \(typeName(value))")
+        }
+        return b
+    }
+
+    func integer(_ map: [String: Any], _ key: String, at: String?) throws -> Int64? {
+        guard let value = map[key], !(value is NSNull) else { return nil }
+        if value is Bool {
+            throw ConfigError(file: file, key: name(key, at), message: "expected a whole number, found a boolean")
+        }
+        if let i = value as? Int { return Int64(i) }
+        if let s = value as? String, let i = Int64(s) { return i }
+        throw ConfigError(file: file, key: name(key, at), message: "expected a whole number, found \(typeName(value))")
+    }
+
+    func list(_ map: [String: Any], _ key: String, at: String?) throws -> [Any] {
+        guard let value = map[key], !(value is NSNull) else { return [] }
+        guard let list = value as? [Any] else {
+            throw ConfigError(file: file, key: name(key, at), message: "expected a list, found \(typeName(value))")
+        }
+        return list
+    }
+
+    func stringList(_ map: [String: Any], _ key: String, at: String?) throws -> [String] {
+        try list(map, key, at: at).enumerated().map { index, item in
+            if let s = item as? String { return s }
+            throw ConfigError(
+                file: file, key: "\(name(key, at))[\(index)]", message: "expected text, found \(typeName(item))")
+        }
+    }
+
+    func mapping(_ value: Any, at: String) throws -> [String: Any] {
+        guard let map = value as? [String: Any] else {
+            throw ConfigError(file: file, key: at, message: "expected a mapping, found \(typeName(value))")
+        }
+        return map
+    }
+
+    func scalar(_ value: Any, at: String) throws -> SQLValue {
+        if let b = value as? Bool { return .integer(b ? 1 : 0) }
+        if let i = value as? Int { return .integer(Int64(i)) }
+        if let d = value as? Double { return .real(d) }
+        if let s = value as? String { return .text(s) }
+        throw ConfigError(file: file, key: at, message: "expected a number or text, found \(typeName(value))")
+    }
+
+    func app(_ value: Any, at: String) throws -> Config.App {
+        let map = try mapping(value, at: at)
+        try rejectUnknown(map, allowed: ["bundle_id", "app_apple_id", "environments", "products"], at: at)
+        let bundle = try requiredString(map, "bundle_id", at: at)
+        let environments = try stringList(map, "environments", at: at).enumerated().map { index, text in
+            guard let env = AppleEnvironment(appleValue: text) else {
+                throw ConfigError(
+                    file: file, key: "\(at).environments[\(index)]",
+                    message: "unknown environment '\(text)' (expected Production, Sandbox, Xcode or LocalTesting)")
+            }
+            return env
+        }
+        var products: [Config.Product] = []
+        for (index, item) in try list(map, "products", at: at).enumerated() {
+            let where_ = "\(at).products[\(index)]"
+            let p = try mapping(item, at: where_)
+            try rejectUnknown(p, allowed: ["product_id", "type", "units", "price", "currency"], at: where_)
+            let type = try string(p, "type", at: where_) ?? "Consumable"
+            let known = ["Consumable", "Non-Consumable", "Auto-Renewable Subscription", "Non-Renewing Subscription"]
+            guard known.contains(type) else {
+                throw ConfigError(
+                    file: file, key: "\(where_).type", message: "unknown type '\(type)' (expected one of: \(known.joined(separator: ", ")))")
+            }
+            var price: Int64?
+            if let priceValue = p["price"] {
+                let text = (priceValue as? String) ?? (priceValue as? Double).map { String($0) } ?? (priceValue as? Int).map(String.init)
+                guard let text, let milli = Money.milliunits(fromDecimal: text) else {
+                    throw ConfigError(file: file, key: "\(where_).price", message: "expected a decimal price like \"0.99\"")
+                }
+                price = milli
+            }
+            products.append(
+                Config.Product(
+                    productID: try requiredString(p, "product_id", at: where_), type: type,
+                    units: try integer(p, "units", at: where_) ?? 1, price: price,
+                    currency: try string(p, "currency", at: where_)))
+        }
+        return Config.App(
+            bundleID: bundle, appAppleID: try integer(map, "app_apple_id", at: at),
+            environments: environments.isEmpty ? [.production] : environments, products: products)
+    }
+
+    func source(_ value: Any, at: String) throws -> Config.Source {
+        let map = try mapping(value, at: at)
+        try rejectUnknown(map, allowed: ["name", "kind", "format", "path", "query"], at: at)
+        let kindText = try requiredString(map, "kind", at: at)
+        guard let kind = Config.Source.Kind(rawValue: kindText) else {
+            throw ConfigError(
+                file: file, key: "\(at).kind",
+                message: "unknown kind '\(kindText)' (expected one of: \(Config.Source.Kind.allCases.map(\.rawValue).joined(separator: ", ")))")
+        }
+        let formatText = try string(map, "format", at: at) ?? "jsonl"
+        guard let format = Config.Source.Format(rawValue: formatText) else {
+            throw ConfigError(file: file, key: "\(at).format", message: "unknown format '\(formatText)' (expected jsonl, csv or sqlite)")
+        }
+        if format != .jsonl, kind != .orders, kind != .credits {
+            throw ConfigError(file: file, key: "\(at).format", message: "\(kind.rawValue) sources are JSON Lines only")
+        }
+        let query = try string(map, "query", at: at)
+        if format == .sqlite, query == nil {
+            throw ConfigError(file: file, key: "\(at).query", message: "a sqlite source needs a query")
+        }
+        return Config.Source(
+            name: try string(map, "name", at: at) ?? kindText, kind: kind, format: format,
+            path: resolve(try requiredString(map, "path", at: at)), query: query)
+    }
+
+    private func typeName(_ value: Any) -> String {
+        switch value {
+        case is Bool: return "a boolean"
+        case is Int, is Double: return "a number"
+        case is String: return "text"
+        case is [Any]: return "a list"
+        case is [String: Any]: return "a mapping"
+        default: return "\(type(of: value))"
+        }
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+
+/// Reads a file line by line in fixed-size chunks, so memory does not grow with file size.
+///
+/// Lines longer than `maxLineLength` are not buffered: they are skipped to the next newline and reported
+/// as oversize. A trailing `\r` is removed (CRLF files).
+public struct LineReader {
+    /// One line handed to the caller.
+    public enum Line {
+        case text(number: Int, bytes: ArraySlice<UInt8>)
+        case oversize(number: Int, length: Int, head: [UInt8])
+    }
+
+    public let url: URL
+    public let maxLineLength: Int
+    public let chunkSize: Int
+
+    public init(url: URL, maxLineLength: Int = 8 << 20, chunkSize: Int = 1 << 20) {
+        self.url = url
+        self.maxLineLength = maxLineLength
+        self.chunkSize = chunkSize
+    }
+
+    /// Calls `body` for every line, in order. Line numbers start at 1.
+    public func forEachLine(_ body: (Line) throws -> Void) throws {
+        let handle = try FileHandle(forReadingFrom: url)
+        defer { try? handle.close() }
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(chunkSize * 2)
+        var lineNumber = 1
+        var skipping = false
+        var skippedLength = 0
+        var skippedHead: [UInt8] = []
+
+        func emit(_ slice: ArraySlice<UInt8>) throws {
+            var line = slice
+            if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
+            try body(.text(number: lineNumber, bytes: line))
+        }
+
+        while true {
+            let chunk = try handle.read(upToCount: chunkSize) ?? Data()
+            let atEnd = chunk.isEmpty
+            buffer.append(contentsOf: chunk)
+            var start = buffer.startIndex
+            var index = start
+            while index < buffer.endIndex {
+                if buffer[index] == UInt8(ascii: "\n") {
+                    if skipping {
+                        skippedLength += index - start
+                        try body(.oversize(number: lineNumber, length: skippedLength, head: skippedHead))
+                        skipping = false
+                        skippedLength = 0
+                        skippedHead = []
+                    } else {
+                        try emit(buffer[start..<index])
+                    }
+                    lineNumber += 1
+                    start = index + 1
+                }
+                index += 1
+            }
+            buffer.removeSubrange(buffer.startIndex..<start)
+            if skipping {
+                skippedLength += buffer.count
+                buffer.removeAll(keepingCapacity: true)
+            } else if buffer.count > maxLineLength {
+                skipping = true
+                skippedLength = buffer.count
+                skippedHead = Array(buffer.prefix(256))
+                buffer.removeAll(keepingCapacity: true)
+            }
+            if atEnd { break }
+        }
+        if skipping {
+            try body(.oversize(number: lineNumber, length: skippedLength, head: skippedHead))
+        } else if !buffer.isEmpty {
+            try emit(buffer[...])
+        }
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+
+/// Turns App Store Server Notifications V2 (`{"signedPayload": "…"}` per line) into a notification
+/// record plus a sighting of the nested signed transaction, each verified on its own.
+public struct NotificationParser: Sendable {
+    public let sourceName: String
+    public let verifier: any AppleRecordVerifier
+
+    public init(sourceName: String, verifier: any AppleRecordVerifier) {
+        self.sourceName = sourceName
+        self.verifier = verifier
+    }
+
+    /// Parses one line.
+    public func parse(_ object: JSONObject, payloadHash: String, location: String) throws -> (
+        AppleNotification, AppleSighting?
+    ) {
+        guard let signedPayload = try object.string("signedPayload") else {
+            throw RecordError("no signedPayload in the object")
+        }
+        let receivedAt = try object.time("received_at")
+        let jws: CompactJWS
+        do {
+            jws = try CompactJWS(signedPayload)
+        } catch let error as CompactJWS.FormatError {
+            throw RecordError("bad-format: \(error.message)")
+        }
+        let payload = try JSONObject.parse(jws.payloadJSON)
+        let outcomes = verifier.verifyNotification(jws)
+        var n = AppleNotification(notificationUUID: try payload.requiredString("notificationUUID"))
+        n.notificationType = try payload.string("notificationType")
+        n.subtype = try payload.string("subtype")
+        n.signedDate = try payload.int64("signedDate")
+        n.verification = outcomes.notification
+        n.sourceName = sourceName
+        n.sourceRef = location
+        n.payloadHash = payloadHash
+        let data = try payload.object("data") ?? payload.object("summary")
+        n.environment = try data?.string("environment")
+        n.bundleID = try data?.string("bundleId")
+        n.appAppleID = try data?.int64("appAppleId")
+        n.consumptionRequestReason = try data?.string("consumptionRequestReason")
+
+        var sighting: AppleSighting?
+        if let signedTransaction = try data?.string("signedTransactionInfo") {
+            let nested: CompactJWS
+            do {
+                nested = try CompactJWS(signedTransaction)
+            } catch let error as CompactJWS.FormatError {
+                throw RecordError("data.signedTransactionInfo: bad-format: \(error.message)")
+            }
+            let transaction = try SignedTransactionParser.transaction(from: JSONObject.parse(nested.payloadJSON))
+            n.transactionID = transaction.transactionID
+            n.originalTransactionID = transaction.originalTransactionID
+            n.productID = transaction.productID
+            n.revocationDate = transaction.revocationDate
+            n.revocationReason = transaction.revocationReason
+            n.revocationPercentage = transaction.revocationPercentage
+            var s = AppleSighting(
+                transaction: transaction, sourceKind: .notification, sourceName: sourceName, sourceRef: location,
+                payloadHash: payloadHash, verification: outcomes.transaction ?? .unverified)
+            s.receiptKey = Hashing.sha256Hex(nested.compact)
+            s.receivedAt = receivedAt
+            sighting = s
+        }
+        if let signedRenewal = try data?.string("signedRenewalInfo") {
+            if let renewal = try? CompactJWS(signedRenewal), let info = try? JSONObject.parse(renewal.payloadJSON) {
+                n.autoRenewProductID = try info.string("autoRenewProductId")
+                n.autoRenewStatus = try info.int64("autoRenewStatus")
+                if n.originalTransactionID == nil { n.originalTransactionID = try info.string("originalTransactionId") }
+            } else {
+                throw RecordError("data.signedRenewalInfo: bad-format: not a decodable compact JWS")
+            }
+        }
+        return (n, sighting)
+    }
+}

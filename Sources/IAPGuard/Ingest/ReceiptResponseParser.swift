@@ -1,0 +1,117 @@
+import Foundation
+
+/// Turns one stored legacy `verifyReceipt` response (bare, or wrapped with the backend's metadata) into
+/// transaction sightings: one per entry of `receipt.in_app[]` and `latest_receipt_info[]`.
+public struct ReceiptResponseParser: Sendable {
+    public let sourceName: String
+
+    public init(sourceName: String) { self.sourceName = sourceName }
+
+    /// Parses one line. `payloadHash` is the SHA-256 of the line's bytes; `location` is `file:line`.
+    public func parse(_ object: JSONObject, payloadHash: String, location: String) throws -> [AppleSighting] {
+        let response: JSONObject
+        var userID: String?
+        var orderID: String?
+        var receivedAt: Int64?
+        var receiptData: String?
+        if let wrapped = try object.object("response") {
+            response = wrapped
+            userID = try object.string("user_id")
+            orderID = try object.string("order_id")
+            receivedAt = try object.time("received_at")
+            receiptData = try object.string("receipt_data")
+        } else if object.has("status") {
+            response = object
+        } else {
+            throw RecordError("neither a verifyReceipt response (no \"status\") nor a wrapped one (no \"response\")")
+        }
+        guard let status = try response.int64("status") else {
+            throw RecordError("\(response.path)status: missing")
+        }
+        let environmentText = try response.string("environment")
+        let environment = environmentText.map { AppleEnvironment(appleValue: $0)?.rawValue ?? $0 }
+        // Apple has spelled this flag both ways, as a boolean or as text.
+        let retryable = (response.values["is-retryable"] ?? response.values["is_retryable"]).map { "\($0)" }
+        let receipt = try response.object("receipt")
+        let bundleID = try receipt?.string("bundle_id")
+        let requestDate = try receipt?.int64("request_date_ms")
+        var entries = try receipt?.objects("in_app") ?? []
+        entries += try response.objects("latest_receipt_info")
+
+        var transactions: [(AppleTransaction, [String])] = []
+        for entry in entries {
+            transactions.append(try transaction(from: entry, bundleID: bundleID, environment: environment, requestDate: requestDate))
+        }
+        let receiptKey: String
+        if let receiptData, !receiptData.isEmpty {
+            receiptKey = Hashing.sha256Hex(receiptData)
+        } else {
+            let ids = transactions.map(\.0.transactionID).sorted().joined(separator: ",")
+            receiptKey = Hashing.sha256Hex("\(bundleID ?? "")|\(ids)")
+        }
+        var detail = ReceiptStatus.explanation(status)
+        if let retryable { detail += " (is-retryable: \(retryable))" }
+        let outcome = VerificationOutcome(status: .notSigned, reason: "status-\(status)", detail: detail)
+        return transactions.map { transaction, anomalies in
+            var sighting = AppleSighting(
+                transaction: transaction, sourceKind: .receipt, sourceName: sourceName, sourceRef: location,
+                payloadHash: payloadHash, verification: outcome)
+            sighting.receiptKey = receiptKey
+            sighting.receiptStatus = status
+            sighting.submittedByUserID = userID
+            sighting.submittedOrderID = orderID
+            sighting.receivedAt = receivedAt
+            sighting.anomalies = anomalies
+            return sighting
+        }
+    }
+
+    private func transaction(
+        from entry: JSONObject, bundleID: String?, environment: String?, requestDate: Int64?
+    ) throws -> (AppleTransaction, [String]) {
+        var t = AppleTransaction(transactionID: try entry.requiredString("transaction_id"))
+        t.originalTransactionID = try entry.string("original_transaction_id")
+        t.webOrderLineItemID = try entry.string("web_order_line_item_id")
+        t.bundleID = bundleID
+        t.productID = try entry.string("product_id")
+        t.quantity = try entry.int64("quantity")
+        t.purchaseDate = try entry.int64("purchase_date_ms")
+        t.originalPurchaseDate = try entry.int64("original_purchase_date_ms")
+        t.expiresDate = try entry.int64("expires_date_ms")
+        t.environment = environment
+        t.inAppOwnershipType = try entry.string("in_app_ownership_type")
+        t.revocationDate = try entry.int64("cancellation_date_ms")
+        t.revocationReason = try entry.int64("cancellation_reason")
+        t.signedDate = requestDate
+
+        var anomalies: [String] = []
+        for (text, ms) in [
+            ("purchase_date", t.purchaseDate), ("original_purchase_date", t.originalPurchaseDate),
+            ("expires_date", t.expiresDate), ("cancellation_date", t.revocationDate),
+        ] {
+            guard let raw = try entry.string(text), let ms else { continue }
+            if let parsed = Self.legacyDate(raw), abs(parsed - ms) > 1000 {
+                anomalies.append("date-mismatch")
+                break
+            }
+        }
+        if let expires = t.expiresDate, let purchase = t.purchaseDate, expires - purchase > 10 * 366 * 86_400_000 {
+            anomalies.append("expiry-far-future")
+        }
+        if let bundleID, let product = t.productID, !product.hasPrefix(bundleID + ".") {
+            anomalies.append("product-outside-bundle")
+        }
+        if !t.transactionID.allSatisfy({ $0.isASCII && $0.isNumber }) {
+            anomalies.append("non-numeric-id")
+        }
+        return (t, anomalies)
+    }
+
+    /// Parses Apple's legacy date strings (`2020-08-07 03:30:03 Etc/GMT`) into epoch ms; `nil` if the
+    /// zone is not GMT/UTC (the `_pst` twins are not compared).
+    static func legacyDate(_ text: String) -> Int64? {
+        let parts = text.split(separator: " ")
+        guard parts.count == 3, ["Etc/GMT", "GMT", "UTC", "Etc/UTC"].contains(String(parts[2])) else { return nil }
+        return TimeParser.rfc3339("\(parts[0])T\(parts[1])Z")
+    }
+}

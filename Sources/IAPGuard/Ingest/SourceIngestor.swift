@@ -1,0 +1,209 @@
+import Foundation
+
+/// Reads one configured source and hands parsed, verified records to `sink` in batches.
+///
+/// A bad record is quarantined with `file:line` and the reason, and the rest of the batch goes on. A file
+/// whose content (and the config) did not change since it was fully ingested is skipped; its state is
+/// recorded only after all its batches were committed.
+public struct SourceIngestor {
+    public let source: Config.Source
+    public let verifier: any AppleRecordVerifier
+    public let batchSize: Int
+    /// Mixed into each file's state so a config change (trust, apps) re-reads everything.
+    public let configHash: String
+
+    public init(source: Config.Source, verifier: any AppleRecordVerifier, configHash: String, batchSize: Int = 2000) {
+        self.source = source
+        self.verifier = verifier
+        self.configHash = configHash
+        self.batchSize = batchSize
+    }
+
+    /// The files of this source, in name order (a folder's regular files, or the file itself).
+    public func files() throws -> [URL] {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: source.path.path, isDirectory: &isDirectory) else {
+            throw SourceError(source: source.name, message: "\(source.path.path): no such file or folder")
+        }
+        guard isDirectory.boolValue else { return [source.path] }
+        return try FileManager.default.contentsOfDirectory(at: source.path, includingPropertiesForKeys: nil)
+            .filter { !$0.lastPathComponent.hasPrefix(".") }
+            .sorted { $0.lastPathComponent < $1.lastPathComponent }
+    }
+
+    /// Ingests every file, calling `sink` with each batch and `fileDone` after each file's last batch.
+    public func ingest(
+        store: any PurchaseStore, runID: Int64, sink: (IngestBatch) throws -> Void, shouldStop: () -> Bool = { false }
+    ) throws -> WriteCounts {
+        var skipped = WriteCounts()
+        for file in try files() {
+            if shouldStop() { break }
+            let state = try fileState(of: file)
+            if source.format != .sqlite, let previous = try store.fileState(sourceName: source.name, path: file.path),
+                previous == state
+            {
+                skipped.filesSkipped += 1
+                continue
+            }
+            try ingestFile(file, sink: sink)
+            try store.setFileState(state, sourceName: source.name, runID: runID)
+        }
+        return skipped
+    }
+
+    func fileState(of file: URL) throws -> FileState {
+        let handle = try FileHandle(forReadingFrom: file)
+        defer { try? handle.close() }
+        var hasher = IncrementalSHA256()
+        var size: Int64 = 0
+        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
+            hasher.update(chunk)
+            size += Int64(chunk.count)
+        }
+        return FileState(path: file.path, size: size, contentHash: hasher.finalizeHex() + ":" + configHash)
+    }
+
+    func ingestFile(_ file: URL, sink: (IngestBatch) throws -> Void) throws {
+        var batch = IngestBatch()
+        let name = file.lastPathComponent
+        func flush() throws {
+            if !batch.isEmpty { try sink(batch) }
+            batch = IngestBatch()
+        }
+        func quarantine(_ location: String, _ reason: String, _ raw: some Collection<UInt8>) {
+            let excerpt = String(decoding: raw.prefix(4096), as: UTF8.self)
+            batch.quarantined.append(
+                QuarantinedRecord(
+                    sourceName: source.name, location: location, reason: reason, rawExcerpt: excerpt,
+                    rawHash: Hashing.sha256Hex(Data(raw))))
+        }
+
+        switch source.format {
+        case .jsonl:
+            try LineReader(url: file).forEachLine { line in
+                switch line {
+                case .oversize(let number, let length, let head):
+                    quarantine("\(name):\(number)", "line is \(length) bytes, longer than the 8 MiB limit", head)
+                case .text(let number, let bytes):
+                    if bytes.allSatisfy({ $0 == 32 || $0 == 9 }) { return }
+                    let location = "\(name):\(number)"
+                    do {
+                        try parseLine(bytes, location: location, into: &batch)
+                    } catch let error as RecordError {
+                        quarantine(location, error.message, bytes)
+                    }
+                }
+                if batch.recordCount >= batchSize { try flush() }
+            }
+        case .csv:
+            var header: [String]?
+            try CSVReader(url: file).forEachRecord { result in
+                switch result {
+                case .failure(let error):
+                    quarantine("\(name):\(error.line)", error.message, Array("".utf8))
+                case .success(let record):
+                    guard let columns = header else {
+                        let names = record.fields.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+                        let required = source.kind == .orders ? "order_id" : "credit_id"
+                        guard names.contains(required) else {
+                            throw SourceError(
+                                source: source.name,
+                                message: "\(name):\(record.line): the header has no \(required) column (found: \(names.joined(separator: ", ")))")
+                        }
+                        header = names
+                        return
+                    }
+                    let location = "\(name):\(record.line)"
+                    let raw = Array(record.fields.joined(separator: ",").utf8)
+                    guard record.fields.count == columns.count else {
+                        quarantine(location, "expected \(columns.count) fields as in the header, found \(record.fields.count)", raw)
+                        return
+                    }
+                    var row: [String: String] = [:]
+                    for (column, value) in zip(columns, record.fields) { row[column] = value }
+                    do {
+                        try addBackendRow(row, location: location, into: &batch)
+                    } catch let error as RecordError {
+                        quarantine(location, error.message, raw)
+                    }
+                }
+                if batch.recordCount >= batchSize { try flush() }
+            }
+        case .sqlite:
+            guard let query = source.query else {
+                throw SourceError(source: source.name, message: "a sqlite source needs a query")
+            }
+            let database: SQLiteDatabase
+            do {
+                database = try SQLiteDatabase(path: file.path, mode: .readOnly)
+            } catch {
+                throw SourceError(source: source.name, message: "\(file.path): cannot open: \(error)")
+            }
+            var index = 0
+            do {
+                try database.query(query, named: [:]) { columns, values in
+                    index += 1
+                    var row: [String: String] = [:]
+                    for (column, value) in zip(columns, values) {
+                        if let text = value.textValue { row[column.lowercased()] = text }
+                    }
+                    let location = "\(name):row \(index)"
+                    do {
+                        try addBackendRow(row, location: location, into: &batch)
+                    } catch let error as RecordError {
+                        quarantine(location, error.message, Array(row.description.utf8))
+                    }
+                    if batch.recordCount >= batchSize { try flush() }
+                }
+            } catch let error as SQLiteError {
+                throw SourceError(source: source.name, message: "\(file.path): the configured query failed: \(error.message)")
+            }
+        }
+        try flush()
+    }
+
+    func parseLine(_ bytes: ArraySlice<UInt8>, location: String, into batch: inout IngestBatch) throws {
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw RecordError("invalid UTF-8")
+        }
+        let payloadHash = Hashing.sha256Hex(Data(bytes))
+        switch source.kind {
+        case .receipts:
+            let object = try JSONObject.parse(bytes)
+            batch.sightings += try ReceiptResponseParser(sourceName: source.name).parse(
+                object, payloadHash: payloadHash, location: location)
+        case .signedTransactions:
+            batch.sightings.append(
+                try SignedTransactionParser(sourceName: source.name, verifier: verifier).parse(
+                    text, payloadHash: payloadHash, location: location))
+        case .notifications:
+            let object = try JSONObject.parse(bytes)
+            let (notification, sighting) = try NotificationParser(sourceName: source.name, verifier: verifier).parse(
+                object, payloadHash: payloadHash, location: location)
+            batch.notifications.append(notification)
+            if let sighting { batch.sightings.append(sighting) }
+        case .orders, .credits:
+            let object = try JSONObject.parse(bytes)
+            let fields = source.kind == .orders ? BackendRowMapper.orderFields : BackendRowMapper.creditFields
+            try addBackendRow(try BackendRowMapper.textRow(object, fields: fields), location: location, into: &batch)
+        }
+    }
+
+    func addBackendRow(_ row: [String: String], location: String, into batch: inout IngestBatch) throws {
+        switch source.kind {
+        case .orders:
+            batch.orders.append((try BackendRowMapper.order(row), source.name, location))
+        case .credits:
+            batch.credits.append((try BackendRowMapper.credit(row), source.name, location))
+        default:
+            throw RecordError("\(source.kind.rawValue) sources are JSON Lines only")
+        }
+    }
+}
+
+/// A source that could not be read at all (missing file, unreadable, bad header).
+public struct SourceError: Error, Sendable, CustomStringConvertible {
+    public let source: String
+    public let message: String
+    public var description: String { "source \(source): \(message)" }
+}

@@ -1,0 +1,118 @@
+import Foundation
+
+/// Parses the time forms the inputs use into epoch milliseconds UTC.
+public enum TimeParser {
+    /// Epoch milliseconds (all digits) or RFC 3339 (`2026-01-02T03:04:05Z`, fractional seconds and offsets
+    /// allowed), or a date alone (`2026-01-02`, midnight UTC). Returns `nil` for anything else.
+    public static func epochMillis(_ text: String) -> Int64? {
+        let s = text.trimmingCharacters(in: .whitespaces)
+        if s.isEmpty { return nil }
+        if s.allSatisfy({ $0.isASCII && $0.isNumber }) { return Int64(s) }
+        return rfc3339(s)
+    }
+
+    /// RFC 3339 / ISO 8601 date-time (or a plain `YYYY-MM-DD`) to epoch ms, without locale-dependent APIs.
+    public static func rfc3339(_ s: String) -> Int64? {
+        let chars = Array(s.utf8)
+        func number(_ from: Int, _ count: Int) -> Int? {
+            guard from + count <= chars.count else { return nil }
+            var value = 0
+            for i in from..<(from + count) {
+                let c = chars[i]
+                guard c >= 48, c <= 57 else { return nil }
+                value = value * 10 + Int(c - 48)
+            }
+            return value
+        }
+        guard let year = number(0, 4), chars.count >= 10, chars[4] == UInt8(ascii: "-"),
+            let month = number(5, 2), chars[7] == UInt8(ascii: "-"), let day = number(8, 2),
+            (1...12).contains(month), (1...31).contains(day)
+        else { return nil }
+        var hour = 0
+        var minute = 0
+        var second = 0
+        var millis = 0
+        var offsetSeconds = 0
+        if chars.count > 10 {
+            guard chars[10] == UInt8(ascii: "T") || chars[10] == UInt8(ascii: " ") || chars[10] == UInt8(ascii: "t"),
+                let h = number(11, 2), chars.count > 13, chars[13] == UInt8(ascii: ":"), let m = number(14, 2),
+                chars.count > 16, chars[16] == UInt8(ascii: ":"), let sec = number(17, 2),
+                h < 24, m < 60, sec < 61
+            else { return nil }
+            hour = h
+            minute = m
+            second = sec
+            var i = 19
+            if i < chars.count, chars[i] == UInt8(ascii: ".") {
+                i += 1
+                var digits = 0
+                while i < chars.count, chars[i] >= 48, chars[i] <= 57 {
+                    if digits < 3 { millis = millis * 10 + Int(chars[i] - 48) }
+                    digits += 1
+                    i += 1
+                }
+                guard digits > 0 else { return nil }
+                for _ in digits..<3 where digits < 3 { millis *= 10 }
+            }
+            guard i < chars.count else { return nil }
+            if chars[i] == UInt8(ascii: "Z") || chars[i] == UInt8(ascii: "z") {
+                guard i + 1 == chars.count else { return nil }
+            } else if chars[i] == UInt8(ascii: "+") || chars[i] == UInt8(ascii: "-") {
+                guard let oh = number(i + 1, 2), i + 3 < chars.count, chars[i + 3] == UInt8(ascii: ":"),
+                    let om = number(i + 4, 2), i + 6 == chars.count
+                else { return nil }
+                offsetSeconds = (oh * 3600 + om * 60) * (chars[i] == UInt8(ascii: "+") ? 1 : -1)
+            } else {
+                return nil
+            }
+        }
+        let days = daysFromCivil(year: year, month: month, day: day)
+        let seconds = Int64(days) * 86_400 + Int64(hour * 3600 + minute * 60 + second) - Int64(offsetSeconds)
+        return seconds * 1000 + Int64(millis)
+    }
+
+    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+    public static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let mp = (month + 9) % 12
+        let doy = (153 * mp + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    /// Formats epoch ms as `YYYY-MM-DDTHH:MM:SSZ` (UTC), milliseconds dropped when zero.
+    public static func iso8601(_ millis: Int64) -> String {
+        let seconds = Int64((Double(millis) / 1000).rounded(.down))
+        let ms = Int(millis - seconds * 1000)
+        var days = Int(seconds / 86_400)
+        var rem = Int(seconds % 86_400)
+        if rem < 0 {
+            rem += 86_400
+            days -= 1
+        }
+        let (y, m, d) = civilFromDays(days)
+        func pad(_ v: Int, _ n: Int) -> String {
+            let s = String(v)
+            return String(repeating: "0", count: max(0, n - s.count)) + s
+        }
+        var out = "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(rem / 3600, 2)):\(pad(rem % 3600 / 60, 2)):\(pad(rem % 60, 2))"
+        if ms != 0 { out += ".\(pad(ms, 3))" }
+        return out + "Z"
+    }
+
+    /// The civil date of a day number since 1970-01-01.
+    public static func civilFromDays(_ z0: Int) -> (Int, Int, Int) {
+        let z = z0 + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+        let y = yoe + era * 400
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        return (m <= 2 ? y + 1 : y, m, d)
+    }
+}

@@ -1,0 +1,149 @@
+import Foundation
+import Logging
+
+/// Runs the job end to end: sources → verify → store → rules → reports.
+public struct Pipeline {
+    public let config: Config
+    public let verifier: any AppleRecordVerifier
+    public let logger: Logger
+
+    public init(config: Config, verifier: any AppleRecordVerifier, logger: Logger) {
+        self.config = config
+        self.verifier = verifier
+        self.logger = logger
+    }
+
+    /// Options of one run.
+    public struct Options: Sendable {
+        public var since: Int64?
+        public var until: Int64?
+        public init(since: Int64? = nil, until: Int64? = nil) {
+            self.since = since
+            self.until = until
+        }
+    }
+
+    /// Ingests every source into the store (opened and migrated here) and records the run.
+    public func run(_ options: Options = Options(), shouldStop: @escaping () -> Bool = { false }) throws -> RunSummary {
+        let storePath = config.storePath.path
+        let store = try SQLiteStore(path: storePath)
+        let lock = try RunLock(path: storePath + ".lock")
+        defer { withExtendedLifetime(lock) {} }
+        try store.migrate()
+        let runID = try store.beginRun(
+            RunStart(
+                startedAt: Clock.nowMillis(), windowSince: options.since, windowUntil: options.until,
+                configHash: config.hash, toolVersion: IAPGuardInfo.version))
+        var summary = RunSummary(runID: runID, storePath: storePath)
+        logger.info("run started", metadata: ["run_id": "\(runID)", "store": "\(storePath)"])
+
+        var reference = config.referenceData
+        if let fx = config.fxRatesFile {
+            reference.fxRates = try FXRateFile.load(fx, source: fx.lastPathComponent)
+        }
+        try store.replaceReferenceData(reference)
+
+        for source in config.sources {
+            if shouldStop() {
+                summary.stopped = true
+                break
+            }
+            var counts = WriteCounts()
+            var failure: String?
+            let ingestor = SourceIngestor(source: source, verifier: verifier, configHash: config.hash)
+            do {
+                let skipped = try ingestor.ingest(
+                    store: store, runID: runID,
+                    sink: { batch in
+                        let written = try store.write(batch, runID: runID)
+                        counts = counts + written
+                    }, shouldStop: shouldStop)
+                counts = counts + skipped
+            } catch let error as SourceError {
+                failure = error.description
+            }
+            try store.recordSourceCounts(runID: runID, sourceName: source.name, sourceKind: source.kind.rawValue, counts: counts)
+            if let failure {
+                summary.errors.append(failure)
+                logger.error("source failed", metadata: ["source": "\(source.name)", "error": "\(failure)"])
+            } else {
+                logger.info(
+                    "source ingested",
+                    metadata: [
+                        "source": "\(source.name)", "records": "\(counts.records)", "inserted": "\(counts.inserted)",
+                        "updated": "\(counts.updated)", "unchanged": "\(counts.unchanged)", "errors": "\(counts.errors)",
+                        "files_skipped": "\(counts.filesSkipped)",
+                    ])
+            }
+            summary.sources.append(.init(name: source.name, kind: source.kind.rawValue, counts: counts, error: failure))
+        }
+
+        try fillStoreCounts(store, into: &summary)
+        let status = summary.stopped ? "stopped" : (summary.errors.isEmpty ? "ok" : "partial")
+        try store.finishRun(runID, status: status, finishedAt: Clock.nowMillis(), summaryJSON: summary.jsonText())
+        return summary
+    }
+
+    func fillStoreCounts(_ store: SQLiteStore, into summary: inout RunSummary) throws {
+        for view in ["transactions", "sightings", "orders", "credits", "notifications", "refunds"] {
+            summary.storeCounts[view] = try store.database.scalar("SELECT COUNT(*) FROM \(view)")?.integerValue ?? 0
+        }
+        for row in try store.database.query("SELECT verification, COUNT(*) FROM transactions GROUP BY verification") {
+            summary.verification[row[0].textValue ?? "?"] = row[1].integerValue ?? 0
+        }
+        for row in try store.database.query(
+            "SELECT verification_reason, COUNT(*) FROM sightings WHERE verification = 'failed' GROUP BY verification_reason")
+        {
+            summary.failedSightings[row[0].textValue ?? "?"] = row[1].integerValue ?? 0
+        }
+        summary.quarantined = try store.database.scalar("SELECT COUNT(*) FROM quarantine")?.integerValue ?? 0
+    }
+}
+
+extension RunSummary {
+    /// The summary as compact JSON with sorted keys (stored with the run).
+    public func jsonText() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        guard let data = try? encoder.encode(self) else { return "{}" }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// A human summary for stdout.
+    public func text() -> String {
+        var lines: [String] = []
+        lines.append("iapguard run \(runID) — store \(storePath)")
+        let header = ["source", "kind", "records", "inserted", "updated", "unchanged", "errors", "skipped files"]
+        var table = [header]
+        for s in sources {
+            let c = s.counts
+            table.append([
+                s.name, s.kind, "\(c.records)", "\(c.inserted)", "\(c.updated)", "\(c.unchanged)", "\(c.errors)",
+                "\(c.filesSkipped)",
+            ])
+        }
+        let widths = (0..<header.count).map { column in table.map { $0[column].count }.max() ?? 0 }
+        for row in table {
+            lines.append(
+                row.enumerated().map { index, cell in
+                    index < 2
+                        ? cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+                        : String(repeating: " ", count: widths[index] - cell.count) + cell
+                }.joined(separator: "  "))
+        }
+        let order = ["transactions", "sightings", "orders", "credits", "notifications", "refunds"]
+        lines.append("store: " + order.map { "\(storeCounts[$0] ?? 0) \($0)" }.joined(separator: ", "))
+        lines.append(
+            "transactions by verification: "
+                + verification.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+        if !failedSightings.isEmpty {
+            lines.append(
+                "failed verification (quarantined sightings): "
+                    + failedSightings.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+        }
+        lines.append("quarantined records: \(quarantined)")
+        for error in errors { lines.append("error: \(error)") }
+        if stopped { lines.append("stopped early on a signal; the next run continues from what was committed") }
+        return lines.joined(separator: "\n")
+    }
+}

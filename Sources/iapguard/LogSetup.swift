@@ -1,0 +1,53 @@
+import ArgumentParser
+import Foundation
+import Logging
+
+/// Log output format on stderr.
+enum LogFormat: String, CaseIterable, ExpressibleByArgument {
+    case auto, human, json
+}
+
+/// Sets up swift-log once: human lines on a terminal, JSON lines otherwise (or as asked). Logs go to
+/// stderr; stdout carries only the result.
+enum LogSetup {
+    static func bootstrap(format: LogFormat, level: Logger.Level) {
+        let useJSON: Bool
+        switch format {
+        case .json: useJSON = true
+        case .human: useJSON = false
+        case .auto: useJSON = isatty(STDERR_FILENO) == 0
+        }
+        LoggingSystem.bootstrap { label in
+            var handler: any LogHandler = useJSON ? JSONLineLogHandler(label: label) : StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+    }
+}
+
+/// One JSON object per log line on stderr, metadata as keys.
+struct JSONLineLogHandler: LogHandler {
+    let label: String
+    var logLevel: Logger.Level = .info
+    var metadata: Logger.Metadata = [:]
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        var object: [String: String] = [
+            "ts": ISO8601DateFormatter().string(from: Date()), "level": event.level.rawValue, "msg": "\(event.message)",
+            "logger": label,
+        ]
+        for (key, value) in metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 }) {
+            object[key] = "\(value)"
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        if let data = try? encoder.encode(object) {
+            FileHandle.standardError.write(data + Data("\n".utf8))
+        }
+    }
+}
