@@ -18,7 +18,8 @@ enum LogSetup {
         case .auto: useJSON = isatty(STDERR_FILENO) == 0
         }
         LoggingSystem.bootstrap { label in
-            var handler: any LogHandler = useJSON ? JSONLineLogHandler(label: label) : StreamLogHandler.standardError(label: label)
+            var handler: any LogHandler =
+                useJSON ? JSONLineLogHandler(label: label) : StreamLogHandler.standardError(label: label)
             handler.logLevel = level
             return handler
         }

@@ -26,7 +26,8 @@ final class SignalFlag: @unchecked Sendable {
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
             source.setEventHandler {
                 flag.set()
-                FileHandle.standardError.write(Data("iapguard: signal received, stopping after the current batch\n".utf8))
+                FileHandle.standardError.write(
+                    Data("iapguard: signal received, stopping after the current batch\n".utf8))
             }
             source.resume()
             made.append(source)

@@ -114,11 +114,13 @@ public struct Config: Sendable {
         var ruleParams: [String: [String: SQLValue]] = [:]
         if let params = top["rule_params"] {
             guard let map = params as? [String: Any] else {
-                throw ConfigError(file: path, key: "rule_params", message: "expected a mapping of rule id to parameters")
+                throw ConfigError(
+                    file: path, key: "rule_params", message: "expected a mapping of rule id to parameters")
             }
             for (ruleID, value) in map {
                 guard let values = value as? [String: Any] else {
-                    throw ConfigError(file: path, key: "rule_params.\(ruleID)", message: "expected a mapping of parameters")
+                    throw ConfigError(
+                        file: path, key: "rule_params.\(ruleID)", message: "expected a mapping of parameters")
                 }
                 var converted: [String: SQLValue] = [:]
                 for (name, raw) in values {
@@ -137,7 +139,8 @@ public struct Config: Sendable {
         }
         return Config(
             file: file, storePath: reader.resolve(storeText), rulesDirectory: rules, reportsDirectory: reports,
-            referenceCurrency: currency, fxRatesFile: fx, trustedRootFiles: trust, trustAppleRoot: trustApple, apps: apps,
+            referenceCurrency: currency, fxRatesFile: fx, trustedRootFiles: trust, trustAppleRoot: trustApple,
+            apps: apps,
             testers: testers, ruleParams: ruleParams, sources: sources,
             hash: hash ?? Hashing.sha256Hex(text))
     }
@@ -146,7 +149,8 @@ public struct Config: Sendable {
     public var referenceData: ReferenceData {
         var data = ReferenceData()
         data.apps = apps.map {
-            ReferenceData.App(bundleID: $0.bundleID, appAppleID: $0.appAppleID, environments: $0.environments.map(\.rawValue))
+            ReferenceData.App(
+                bundleID: $0.bundleID, appAppleID: $0.appAppleID, environments: $0.environments.map(\.rawValue))
         }
         data.products = apps.flatMap { app in
             app.products.map {
@@ -197,7 +201,8 @@ struct ConfigReader {
     func bool(_ map: [String: Any], _ key: String, at: String?) throws -> Bool? {
         guard let value = map[key], !(value is NSNull) else { return nil }
         guard let b = value as? Bool else {
-            throw ConfigError(file: file, key: name(key, at), message: "expected true or false, found \(typeName(value))")
+            throw ConfigError(
+                file: file, key: name(key, at), message: "expected true or false, found \(typeName(value))")
         }
         return b
     }
@@ -264,13 +269,17 @@ struct ConfigReader {
             let known = ["Consumable", "Non-Consumable", "Auto-Renewable Subscription", "Non-Renewing Subscription"]
             guard known.contains(type) else {
                 throw ConfigError(
-                    file: file, key: "\(where_).type", message: "unknown type '\(type)' (expected one of: \(known.joined(separator: ", ")))")
+                    file: file, key: "\(where_).type",
+                    message: "unknown type '\(type)' (expected one of: \(known.joined(separator: ", ")))")
             }
             var price: Int64?
             if let priceValue = p["price"] {
-                let text = (priceValue as? String) ?? (priceValue as? Double).map { String($0) } ?? (priceValue as? Int).map(String.init)
+                let text =
+                    (priceValue as? String) ?? (priceValue as? Double).map { String($0) }
+                    ?? (priceValue as? Int).map(String.init)
                 guard let text, let milli = Money.milliunits(fromDecimal: text) else {
-                    throw ConfigError(file: file, key: "\(where_).price", message: "expected a decimal price like \"0.99\"")
+                    throw ConfigError(
+                        file: file, key: "\(where_).price", message: "expected a decimal price like \"0.99\"")
                 }
                 price = milli
             }
@@ -292,11 +301,15 @@ struct ConfigReader {
         guard let kind = Config.Source.Kind(rawValue: kindText) else {
             throw ConfigError(
                 file: file, key: "\(at).kind",
-                message: "unknown kind '\(kindText)' (expected one of: \(Config.Source.Kind.allCases.map(\.rawValue).joined(separator: ", ")))")
+                message:
+                    "unknown kind '\(kindText)' (expected one of: \(Config.Source.Kind.allCases.map(\.rawValue).joined(separator: ", ")))"
+            )
         }
         let formatText = try string(map, "format", at: at) ?? "jsonl"
         guard let format = Config.Source.Format(rawValue: formatText) else {
-            throw ConfigError(file: file, key: "\(at).format", message: "unknown format '\(formatText)' (expected jsonl, csv or sqlite)")
+            throw ConfigError(
+                file: file, key: "\(at).format",
+                message: "unknown format '\(formatText)' (expected jsonl, csv or sqlite)")
         }
         if format != .jsonl, kind != .orders, kind != .credits {
             throw ConfigError(file: file, key: "\(at).format", message: "\(kind.rawValue) sources are JSON Lines only")

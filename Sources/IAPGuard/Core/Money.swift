@@ -16,7 +16,8 @@ public enum Money {
             whole.allSatisfy({ $0.isASCII && $0.isNumber })
         else { return nil }
         var fraction = parts.count == 2 ? String(parts[1]) : ""
-        guard fraction.count <= 3, fraction.allSatisfy({ $0.isASCII && $0.isNumber }), !(whole.isEmpty && fraction.isEmpty)
+        guard fraction.count <= 3, fraction.allSatisfy({ $0.isASCII && $0.isNumber }),
+            !(whole.isEmpty && fraction.isEmpty)
         else { return nil }
         while fraction.count < 3 { fraction += "0" }
         guard let w = Int64(whole.isEmpty ? "0" : String(whole)), let f = Int64(fraction) else { return nil }

@@ -20,7 +20,9 @@ public enum BackendRowMapper {
 
     static func integer(_ row: [String: String], _ key: String) throws -> Int64? {
         guard let value = text(row, key) else { return nil }
-        guard let i = Int64(value) else { throw RecordError("\(key): expected a whole number, found \"\(value.prefix(40))\"") }
+        guard let i = Int64(value) else {
+            throw RecordError("\(key): expected a whole number, found \"\(value.prefix(40))\"")
+        }
         return i
     }
 

@@ -11,13 +11,15 @@ public enum FXRateFile {
             guard failure == nil else { return }
             switch result {
             case .failure(let error):
-                failure = SourceError(source: "fx_rates", message: "\(url.lastPathComponent):\(error.line): \(error.message)")
+                failure = SourceError(
+                    source: "fx_rates", message: "\(url.lastPathComponent):\(error.line): \(error.message)")
             case .success(let record):
                 guard let columns = header else {
                     header = record.fields.map { $0.lowercased().trimmingCharacters(in: .whitespaces) }
                     if header != ["date", "currency", "per_eur"] {
                         failure = SourceError(
-                            source: "fx_rates", message: "\(url.lastPathComponent):1: expected the header date,currency,per_eur")
+                            source: "fx_rates",
+                            message: "\(url.lastPathComponent):1: expected the header date,currency,per_eur")
                     }
                     return
                 }
@@ -26,7 +28,8 @@ public enum FXRateFile {
                     let rate = Double(record.fields[2].trimmingCharacters(in: .whitespaces)), rate > 0
                 else {
                     failure = SourceError(
-                        source: "fx_rates", message: "\(url.lastPathComponent):\(record.line): expected YYYY-MM-DD,CUR,rate")
+                        source: "fx_rates",
+                        message: "\(url.lastPathComponent):\(record.line): expected YYYY-MM-DD,CUR,rate")
                     return
                 }
                 rates.append(

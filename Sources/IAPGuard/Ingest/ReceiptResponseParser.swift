@@ -40,7 +40,8 @@ public struct ReceiptResponseParser: Sendable {
 
         var transactions: [(AppleTransaction, [String])] = []
         for entry in entries {
-            transactions.append(try transaction(from: entry, bundleID: bundleID, environment: environment, requestDate: requestDate))
+            transactions.append(
+                try transaction(from: entry, bundleID: bundleID, environment: environment, requestDate: requestDate))
         }
         let receiptKey: String
         if let receiptData, !receiptData.isEmpty {

@@ -108,7 +108,9 @@ public struct SourceIngestor {
                         guard names.contains(required) else {
                             throw SourceError(
                                 source: source.name,
-                                message: "\(name):\(record.line): the header has no \(required) column (found: \(names.joined(separator: ", ")))")
+                                message:
+                                    "\(name):\(record.line): the header has no \(required) column (found: \(names.joined(separator: ", ")))"
+                            )
                         }
                         header = names
                         return
@@ -116,7 +118,9 @@ public struct SourceIngestor {
                     let location = "\(name):\(record.line)"
                     let raw = Array(record.fields.joined(separator: ",").utf8)
                     guard record.fields.count == columns.count else {
-                        quarantine(location, "expected \(columns.count) fields as in the header, found \(record.fields.count)", raw)
+                        quarantine(
+                            location, "expected \(columns.count) fields as in the header, found \(record.fields.count)",
+                            raw)
                         return
                     }
                     var row: [String: String] = [:]
@@ -156,7 +160,8 @@ public struct SourceIngestor {
                     if batch.recordCount >= batchSize { try flush() }
                 }
             } catch let error as SQLiteError {
-                throw SourceError(source: source.name, message: "\(file.path): the configured query failed: \(error.message)")
+                throw SourceError(
+                    source: source.name, message: "\(file.path): the configured query failed: \(error.message)")
             }
         }
         try flush()

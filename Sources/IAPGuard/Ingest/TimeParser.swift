@@ -97,7 +97,8 @@ public enum TimeParser {
             let s = String(v)
             return String(repeating: "0", count: max(0, n - s.count)) + s
         }
-        var out = "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(rem / 3600, 2)):\(pad(rem % 3600 / 60, 2)):\(pad(rem % 60, 2))"
+        var out =
+            "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(rem / 3600, 2)):\(pad(rem % 3600 / 60, 2)):\(pad(rem % 60, 2))"
         if ms != 0 { out += ".\(pad(ms, 3))" }
         return out + "Z"
     }

@@ -62,7 +62,8 @@ public struct Pipeline {
             } catch let error as SourceError {
                 failure = error.description
             }
-            try store.recordSourceCounts(runID: runID, sourceName: source.name, sourceKind: source.kind.rawValue, counts: counts)
+            try store.recordSourceCounts(
+                runID: runID, sourceName: source.name, sourceKind: source.kind.rawValue, counts: counts)
             if let failure {
                 summary.errors.append(failure)
                 logger.error("source failed", metadata: ["source": "\(source.name)", "error": "\(failure)"])
@@ -71,7 +72,8 @@ public struct Pipeline {
                     "source ingested",
                     metadata: [
                         "source": "\(source.name)", "records": "\(counts.records)", "inserted": "\(counts.inserted)",
-                        "updated": "\(counts.updated)", "unchanged": "\(counts.unchanged)", "errors": "\(counts.errors)",
+                        "updated": "\(counts.updated)", "unchanged": "\(counts.unchanged)",
+                        "errors": "\(counts.errors)",
                         "files_skipped": "\(counts.filesSkipped)",
                     ])
             }
@@ -92,8 +94,8 @@ public struct Pipeline {
             summary.verification[row[0].textValue ?? "?"] = row[1].integerValue ?? 0
         }
         for row in try store.database.query(
-            "SELECT verification_reason, COUNT(*) FROM sightings WHERE verification = 'failed' GROUP BY verification_reason")
-        {
+            "SELECT verification_reason, COUNT(*) FROM sightings WHERE verification = 'failed' GROUP BY verification_reason"
+        ) {
             summary.failedSightings[row[0].textValue ?? "?"] = row[1].integerValue ?? 0
         }
         summary.quarantined = try store.database.scalar("SELECT COUNT(*) FROM quarantine")?.integerValue ?? 0
@@ -139,7 +141,8 @@ extension RunSummary {
         if !failedSightings.isEmpty {
             lines.append(
                 "failed verification (quarantined sightings): "
-                    + failedSightings.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+                    + failedSightings.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            )
         }
         lines.append("quarantined records: \(quarantined)")
         for error in errors { lines.append("error: \(error)") }

@@ -24,7 +24,8 @@ public final class RunLock {
         self.path = path
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
-            throw SourceError(source: "lock", message: "cannot open lock file \(path): \(String(cString: strerror(errno)))")
+            throw SourceError(
+                source: "lock", message: "cannot open lock file \(path): \(String(cString: strerror(errno)))")
         }
         if flock(fd, LOCK_EX | LOCK_NB) != 0 {
             var buffer = [UInt8](repeating: 0, count: 256)

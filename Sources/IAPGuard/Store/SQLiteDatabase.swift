@@ -159,7 +159,8 @@ public final class SQLiteDatabase {
 
     /// Runs a query with named parameters (`:name`) and hands each row to `body` with column names.
     public func query(
-        _ sql: String, named parameters: [String: SQLValue], _ body: (_ columns: [String], _ row: [SQLValue]) throws -> Void
+        _ sql: String, named parameters: [String: SQLValue],
+        _ body: (_ columns: [String], _ row: [SQLValue]) throws -> Void
     ) throws {
         let statement = try prepare(sql)
         defer { statement.finalize() }

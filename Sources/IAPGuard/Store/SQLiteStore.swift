@@ -30,7 +30,8 @@ public final class SQLiteStore: PurchaseStore {
             CREATE TABLE IF NOT EXISTS schema_migration (
                 version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)
             """)
-        let applied = Set(try database.query("SELECT version FROM schema_migration").compactMap { $0.first?.integerValue })
+        let applied = Set(
+            try database.query("SELECT version FROM schema_migration").compactMap { $0.first?.integerValue })
         for migration in Schema.migrations where !applied.contains(Int64(migration.version)) {
             try database.transaction {
                 try database.execute(migration.sql)
@@ -91,7 +92,8 @@ public final class SQLiteStore: PurchaseStore {
 
     public func replaceReferenceData(_ data: ReferenceData) throws {
         try database.transaction {
-            try database.execute("DELETE FROM ref_app; DELETE FROM ref_product; DELETE FROM ref_tester; DELETE FROM ref_fx_rate;")
+            try database.execute(
+                "DELETE FROM ref_app; DELETE FROM ref_product; DELETE FROM ref_tester; DELETE FROM ref_fx_rate;")
             for app in data.apps {
                 try database.run(
                     "INSERT INTO ref_app (bundle_id, app_apple_id, environments) VALUES (?, ?, ?)",
@@ -163,11 +165,15 @@ public final class SQLiteStore: PurchaseStore {
         try database.transaction {
             var counts = WriteCounts()
             for sighting in batch.sightings { counts = counts + (try writeSighting(sighting, runID: runID)) }
-            for entry in batch.orders { counts = counts + (try writeOrder(entry.order, entry.sourceName, entry.sourceRef, runID)) }
+            for entry in batch.orders {
+                counts = counts + (try writeOrder(entry.order, entry.sourceName, entry.sourceRef, runID))
+            }
             for entry in batch.credits {
                 counts = counts + (try writeCredit(entry.credit, entry.sourceName, entry.sourceRef, runID))
             }
-            for notification in batch.notifications { counts = counts + (try writeNotification(notification, runID: runID)) }
+            for notification in batch.notifications {
+                counts = counts + (try writeNotification(notification, runID: runID))
+            }
             for record in batch.quarantined { counts = counts + (try writeQuarantine(record, runID: runID)) }
             return counts
         }
@@ -226,11 +232,13 @@ public final class SQLiteStore: PurchaseStore {
     ]
 
     private func writeSighting(_ s: AppleSighting, runID: Int64) throws -> WriteCounts {
-        let columns = Self.transactionColumns + [
-            "sighting_id", "source_kind", "source_name", "source_ref", "payload_hash", "receipt_key", "receipt_status",
-            "submitted_by_user_id", "submitted_order_id", "received_at", "verification", "verification_reason",
-            "verification_detail", "anomalies", "first_run_id",
-        ]
+        let columns =
+            Self.transactionColumns + [
+                "sighting_id", "source_kind", "source_name", "source_ref", "payload_hash", "receipt_key",
+                "receipt_status",
+                "submitted_by_user_id", "submitted_order_id", "received_at", "verification", "verification_reason",
+                "verification_detail", "anomalies", "first_run_id",
+            ]
         let transactionValues = Self.values(of: s.transaction)
         let values =
             transactionValues + [
@@ -261,15 +269,18 @@ public final class SQLiteStore: PurchaseStore {
         ).first
         let recency = s.transaction.signedDate ?? s.receivedAt ?? 0
         guard let existing else {
-            let all = columns + [
-                "source_kind", "verification", "best_sighting_id", "sighting_count", "conflict_count", "first_run_id",
-                "last_run_id",
-            ]
+            let all =
+                columns + [
+                    "source_kind", "verification", "best_sighting_id", "sighting_count", "conflict_count",
+                    "first_run_id",
+                    "last_run_id",
+                ]
             let placeholders = Array(repeating: "?", count: all.count).joined(separator: ", ")
             try database.run(
                 "INSERT INTO apple_transaction (\(all.joined(separator: ", "))) VALUES (\(placeholders))",
                 transactionValues + [
-                    .text(s.sourceKind.rawValue), .text(s.verification.status.rawValue), .text(s.sightingID), .integer(1),
+                    .text(s.sourceKind.rawValue), .text(s.verification.status.rawValue), .text(s.sightingID),
+                    .integer(1),
                     .integer(0), .integer(runID), .integer(runID),
                 ])
             return
@@ -315,7 +326,9 @@ public final class SQLiteStore: PurchaseStore {
             "UPDATE apple_transaction SET \(assignments.joined(separator: ", ")) WHERE transaction_id = ?", parameters)
     }
 
-    private func logChange(runID: Int64, entity: String, key: String, field: String, old: SQLValue, new: SQLValue) throws {
+    private func logChange(runID: Int64, entity: String, key: String, field: String, old: SQLValue, new: SQLValue)
+        throws
+    {
         try database.run(
             "INSERT INTO change_log (run_id, entity, entity_key, field, old_value, new_value) VALUES (?, ?, ?, ?, ?, ?)",
             [.integer(runID), .text(entity), .text(key), .text(field), .of(old.textValue), .of(new.textValue)])
@@ -394,7 +407,8 @@ public final class SQLiteStore: PurchaseStore {
         }
         assignments += ["source_name = ?", "source_ref = ?", "row_hash = ?", "last_run_id = ?"]
         parameters += [.text(sourceName), .text(sourceRef), .text(rowHash), .integer(runID), key]
-        try database.run("UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE \(columns[0]) = ?", parameters)
+        try database.run(
+            "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE \(columns[0]) = ?", parameters)
         return Self.one(updated: true)
     }
 
@@ -415,7 +429,8 @@ public final class SQLiteStore: PurchaseStore {
             .text(n.payloadHash), .integer(runID),
         ]
         let existing = try database.query(
-            "SELECT verification, payload_hash FROM notification WHERE notification_uuid = ?", [.text(n.notificationUUID)]
+            "SELECT verification, payload_hash FROM notification WHERE notification_uuid = ?",
+            [.text(n.notificationUUID)]
         ).first
         if let existing {
             // Apple re-sends a notification with the same UUID; a verified copy replaces an unverified or

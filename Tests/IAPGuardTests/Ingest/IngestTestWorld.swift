@@ -9,7 +9,8 @@ struct IngestTestWorld {
 
     init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("iapguard-test-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory.appendingPathComponent("data"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: directory.appendingPathComponent("data"), withIntermediateDirectories: true)
     }
 
     func write(_ name: String, _ text: String) throws {
@@ -21,7 +22,8 @@ struct IngestTestWorld {
     }
 
     func copyFixture(_ fixture: String, as name: String) throws {
-        try FileManager.default.copyItem(at: Fixtures.local(fixture), to: directory.appendingPathComponent("data/\(name)"))
+        try FileManager.default.copyItem(
+            at: Fixtures.local(fixture), to: directory.appendingPathComponent("data/\(name)"))
     }
 
     /// Writes a config with the given `sources:` YAML lines and returns it loaded.
@@ -58,7 +60,10 @@ struct IngestTestWorld {
     func fingerprint(_ config: Config) throws -> [String] {
         let db = try store(config).database
         var out: [String] = []
-        for table in ["apple_sighting", "apple_transaction", "backend_order", "credit", "notification", "quarantine", "change_log"] {
+        for table in [
+            "apple_sighting", "apple_transaction", "backend_order", "credit", "notification", "quarantine",
+            "change_log",
+        ] {
             let rows = try db.query("SELECT * FROM \(table) ORDER BY 1")
             out.append("\(table): " + rows.map { $0.map(\.description).joined(separator: "|") }.joined(separator: "\n"))
         }

@@ -12,12 +12,17 @@ import Testing
         #expect(summary.sources[0].counts.errors == 0)
         let rows = try world.rows(
             config,
-            "SELECT transaction_id, product_id, purchase_date, environment, verification FROM transactions ORDER BY transaction_id")
+            "SELECT transaction_id, product_id, purchase_date, environment, verification FROM transactions ORDER BY transaction_id"
+        )
         #expect(rows.count == 3)
-        #expect(rows[0] == ["1000000276891381", "com.example.coins.pack1", "1488002375000", "Production", "not-signed"])
-        #expect(rows[1] == ["1000000703242829", "com.example.coins.pack6", "1596771003000", "Production", "not-signed"])
+        #expect(
+            rows[0] == ["1000000276891381", "com.example.coins.pack1", "1488002375000", "Production", "not-signed"])
+        #expect(
+            rows[1] == ["1000000703242829", "com.example.coins.pack6", "1596771003000", "Production", "not-signed"])
         let submitted = try world.rows(
-            config, "SELECT submitted_by_user_id, submitted_order_id, receipt_status FROM sightings WHERE transaction_id = '1000000703242829'")
+            config,
+            "SELECT submitted_by_user_id, submitted_order_id, receipt_status FROM sightings WHERE transaction_id = '1000000703242829'"
+        )
         #expect(submitted == [["u-1", "o-1", "0"]])
     }
 
@@ -26,7 +31,8 @@ import Testing
         try world.copyFixture("ingest/receipts.jsonl", as: "receipts.jsonl")
         let config = try world.config(sources: ["{name: r, kind: receipts, path: data/receipts.jsonl}"])
         _ = try world.run(config)
-        let anomalies = try world.rows(config, "SELECT anomalies FROM sightings WHERE transaction_id = 'com.urus.iap.8812'")
+        let anomalies = try world.rows(
+            config, "SELECT anomalies FROM sightings WHERE transaction_id = 'com.urus.iap.8812'")
         let flags = Set((anomalies.first?.first ?? nil)?.split(separator: ",").map(String.init) ?? [])
         #expect(flags == ["date-mismatch", "expiry-far-future", "product-outside-bundle", "non-numeric-id"])
     }
@@ -55,12 +61,15 @@ import Testing
 
     @Test func aLaterRefundUpdatesTheOrderAndKeepsWhatChanged() throws {
         let world = try IngestTestWorld()
-        try world.write("credits.jsonl", #"{"credit_id":"c-9","transaction_id":"1","user_id":"u-1","units":100,"credited_at":1000}"# + "\n")
+        try world.write(
+            "credits.jsonl",
+            #"{"credit_id":"c-9","transaction_id":"1","user_id":"u-1","units":100,"credited_at":1000}"# + "\n")
         let config = try world.config(sources: ["{name: c, kind: credits, path: data/credits.jsonl}"])
         _ = try world.run(config)
         try world.write(
             "credits.jsonl",
-            #"{"credit_id":"c-9","transaction_id":"1","user_id":"u-1","units":100,"credited_at":1000,"reversed_at":"1970-01-01T00:00:05Z","reversal_reason":"refund"}"# + "\n")
+            #"{"credit_id":"c-9","transaction_id":"1","user_id":"u-1","units":100,"credited_at":1000,"reversed_at":"1970-01-01T00:00:05Z","reversal_reason":"refund"}"#
+                + "\n")
         let summary = try world.run(config)
         #expect(summary.sources[0].counts.updated == 1)
         #expect(try world.rows(config, "SELECT reversed_at, reversal_reason FROM credits") == [["5000", "refund"]])
@@ -70,13 +79,18 @@ import Testing
 
     @Test func aConflictingCopyOfATransactionIsKeptAsItsOwnSighting() throws {
         let world = try IngestTestWorld()
-        let genuine = #"{"status":0,"environment":"Production","receipt":{"bundle_id":"com.example.coins","in_app":[{"quantity":"1","product_id":"com.example.coins.pack6","transaction_id":"42","purchase_date_ms":"1000"}]}}"#
-        let forged = #"{"status":0,"environment":"Production","receipt":{"bundle_id":"com.example.coins","in_app":[{"quantity":"9","product_id":"com.example.coins.pack6","transaction_id":"42","purchase_date_ms":"1000"}]}}"#
+        let genuine =
+            #"{"status":0,"environment":"Production","receipt":{"bundle_id":"com.example.coins","in_app":[{"quantity":"1","product_id":"com.example.coins.pack6","transaction_id":"42","purchase_date_ms":"1000"}]}}"#
+        let forged =
+            #"{"status":0,"environment":"Production","receipt":{"bundle_id":"com.example.coins","in_app":[{"quantity":"9","product_id":"com.example.coins.pack6","transaction_id":"42","purchase_date_ms":"1000"}]}}"#
         try world.write("r.jsonl", genuine + "\n" + forged + "\n")
         let config = try world.config(sources: ["{name: r, kind: receipts, path: data/r.jsonl}"])
         _ = try world.run(config)
         #expect(try world.rows(config, "SELECT COUNT(*) FROM sightings WHERE transaction_id = '42'") == [["2"]])
-        #expect(try world.rows(config, "SELECT quantity, sighting_count, conflict_count FROM transactions") == [["1", "2", "1"]])
+        #expect(
+            try world.rows(config, "SELECT quantity, sighting_count, conflict_count FROM transactions") == [
+                ["1", "2", "1"]
+            ])
     }
 
     @Test func ordersFromCSVAreParsedWithQuotesAndBadRowsAreQuarantinedByLine() throws {
@@ -87,9 +101,11 @@ import Testing
         #expect(summary.sources[0].counts.inserted == 4)
         #expect(summary.sources[0].counts.errors == 2)
         #expect(
-            try world.rows(config, "SELECT order_id, price, created_at, app_account_token FROM orders ORDER BY order_id") == [
-                ["o-1", "4990", "1596770940000", nil], ["o-2", "990", "1488002370000", "7e3fb20b-4cdb-47cc-936d-99d65f608138"],
-            ])
+            try world.rows(
+                config, "SELECT order_id, price, created_at, app_account_token FROM orders ORDER BY order_id") == [
+                    ["o-1", "4990", "1596770940000", nil],
+                    ["o-2", "990", "1488002370000", "7e3fb20b-4cdb-47cc-936d-99d65f608138"],
+                ])
         let quarantine = try world.rows(config, "SELECT location, reason FROM quarantine ORDER BY location")
         #expect(quarantine[0][0] == "orders.csv:4")
         #expect(quarantine[0][1]?.contains("price") == true)
@@ -129,7 +145,8 @@ import Testing
         let summary = try world.run(config)
         #expect(summary.errors.isEmpty)
         #expect(try world.rows(config, "SELECT credit_id FROM credits ORDER BY credit_id") == [["c-last"], ["c-ok"]])
-        let quarantine = try world.rows(config, "SELECT location, reason FROM quarantine ORDER BY source_name, location")
+        let quarantine = try world.rows(
+            config, "SELECT location, reason FROM quarantine ORDER BY source_name, location")
         let reasons = Dictionary(uniqueKeysWithValues: quarantine.map { ($0[0] ?? "", $0[1] ?? "") })
         #expect(reasons["credits.jsonl:2"]?.contains("malformed JSON") == true)
         #expect(reasons["credits.jsonl:3"]?.contains("expected a JSON object, found text") == true)
@@ -149,7 +166,9 @@ import Testing
         let config = try world.config(sources: ["{name: n, kind: notifications, path: data/n.jsonl}"])
         _ = try world.run(config)
         #expect(
-            try world.rows(config, "SELECT notification_type, bundle_id, app_apple_id, environment, verification FROM notifications")
+            try world.rows(
+                config,
+                "SELECT notification_type, bundle_id, app_apple_id, environment, verification FROM notifications")
                 == [["TEST", "com.example", "1234", "Sandbox", "unverified"]])
     }
 
