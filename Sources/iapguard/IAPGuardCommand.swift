@@ -7,6 +7,9 @@ struct IAPGuardCommand: AsyncParsableCommand {
         commandName: "iapguard",
         abstract: "Catch fraud and mistakes in App Store in-app purchases.",
         version: IAPGuardInfo.version,
-        subcommands: [RunCommand.self]
+        subcommands: [
+            RunCommand.self,
+            VerifyCommand.self,
+        ]
     )
 }

@@ -4,6 +4,6 @@ import IAPGuard
 /// Builds the verifier the config asks for.
 enum Verification {
     static func makeVerifier(for config: Config) throws -> any AppleRecordVerifier {
-        UncheckedVerifier()
+        try JWSVerifier.make(for: config)
     }
 }

@@ -6,27 +6,14 @@ public protocol AppleRecordVerifier: Sendable {
     /// Verifies a signed transaction (JWSTransactionDecodedPayload).
     func verifyTransaction(_ jws: CompactJWS) -> VerificationOutcome
     /// Verifies a notification and, on their own, its nested signed transaction and renewal info.
-    func verifyNotification(_ jws: CompactJWS) -> NotificationOutcome
-}
-
-/// Outcomes of one notification and what it nests.
-public struct NotificationOutcome: Sendable, Hashable {
-    public var notification: VerificationOutcome
-    public var transaction: VerificationOutcome?
-    public var renewal: VerificationOutcome?
-
-    public init(notification: VerificationOutcome, transaction: VerificationOutcome?, renewal: VerificationOutcome?) {
-        self.notification = notification
-        self.transaction = transaction
-        self.renewal = renewal
-    }
+    func verifyNotification(_ jws: CompactJWS) -> NotificationVerification
 }
 
 /// Marks every signed record `unverified`: nothing unchecked is ever treated as verified.
 public struct UncheckedVerifier: AppleRecordVerifier {
     public init() {}
     public func verifyTransaction(_ jws: CompactJWS) -> VerificationOutcome { .unverified }
-    public func verifyNotification(_ jws: CompactJWS) -> NotificationOutcome {
-        NotificationOutcome(notification: .unverified, transaction: .unverified, renewal: .unverified)
+    public func verifyNotification(_ jws: CompactJWS) -> NotificationVerification {
+        NotificationVerification(outcome: .unverified, transaction: .unverified, renewal: .unverified)
     }
 }

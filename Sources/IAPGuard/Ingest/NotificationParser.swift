@@ -31,7 +31,7 @@ public struct NotificationParser: Sendable {
         n.notificationType = try payload.string("notificationType")
         n.subtype = try payload.string("subtype")
         n.signedDate = try payload.int64("signedDate")
-        n.verification = outcomes.notification
+        n.verification = outcomes.outcome
         n.sourceName = sourceName
         n.sourceRef = location
         n.payloadHash = payloadHash

@@ -1,0 +1,65 @@
+import Dispatch
+import Foundation
+
+/// Runs a short async computation to completion from synchronous code.
+///
+/// swift-certificates' `Verifier.validate` is `async` although, over in-memory certificate stores, it
+/// never waits on anything. ``JWSVerifier`` is synchronous (it runs under
+/// `DispatchQueue.concurrentPerform` and in tests that call it from Swift's cooperative pool), so the
+/// work runs on a task whose executor is a private dispatch queue, and the caller blocks on a semaphore.
+/// Because the task never needs a thread of the cooperative pool, blocking a cooperative thread here
+/// cannot deadlock, even when every cooperative thread is doing the same.
+enum BlockingAsyncRunner {
+    /// Runs `operation` and returns its value (`nil` only if the task somehow finished without one).
+    static func run<T: Sendable>(_ operation: @escaping @Sendable () async -> T) -> T? {
+        let box = ResultBox<T>()
+        let done = DispatchSemaphore(value: 0)
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+            Task(executorPreference: DispatchTaskExecutor.shared) {
+                box.store(await operation())
+                done.signal()
+            }
+        } else {
+            Task.detached {
+                box.store(await operation())
+                done.signal()
+            }
+        }
+        done.wait()
+        return box.take()
+    }
+}
+
+/// A task executor on a concurrent dispatch queue of its own (not the cooperative pool).
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+private final class DispatchTaskExecutor: TaskExecutor {
+    static let shared = DispatchTaskExecutor()
+    private let queue = DispatchQueue(label: "iapguard.verify.chain", attributes: .concurrent)
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let unownedJob = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        queue.async {
+            unownedJob.runSynchronously(on: executor)
+        }
+    }
+}
+
+/// A value handed from the task to the waiting thread.
+private final class ResultBox<T: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: T?
+
+    func store(_ newValue: T) {
+        lock.lock()
+        value = newValue
+        lock.unlock()
+    }
+
+    /// Returns the stored value (set before the semaphore is signalled).
+    func take() -> T? {
+        lock.lock()
+        defer { lock.unlock() }
+        return value
+    }
+}

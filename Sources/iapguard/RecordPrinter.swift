@@ -1,0 +1,39 @@
+import Foundation
+import IAPGuard
+
+/// Prints `iapguard verify` verdicts as text or JSON lines.
+struct RecordPrinter {
+    let json: Bool
+
+    private struct Line: Encodable {
+        var file: String
+        var line: Int
+        var status: String
+        var kind: String
+        var reason: String?
+        var detail: String?
+        var transaction: VerificationOutcome?
+        var renewal: VerificationOutcome?
+    }
+
+    func print(file: String, line: Int, kind: SignedPayloadKind?, result: NotificationVerification) {
+        let outcome = result.outcome
+        if json {
+            let record = Line(
+                file: file, line: line, status: outcome.status.rawValue, kind: kind?.rawValue ?? "unknown",
+                reason: outcome.reason, detail: outcome.detail,
+                transaction: result.transaction, renewal: result.renewal
+            )
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            if let data = try? encoder.encode(record) {
+                Swift.print(String(decoding: data, as: UTF8.self))
+            }
+        } else {
+            let detail = (outcome.detail ?? "-").replacingOccurrences(of: "\n", with: " ")
+            Swift.print(
+                "\(file):\(line)  \(outcome.status.rawValue)  \(kind?.rawValue ?? "unknown")  \(outcome.reason ?? "-")  \(detail)"
+            )
+        }
+    }
+}
