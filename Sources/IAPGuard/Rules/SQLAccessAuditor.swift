@@ -28,12 +28,9 @@ final class SQLAccessAuditor {
         case SQLITE_SELECT, SQLITE_RECURSIVE:
             return
         case SQLITE_READ:
-            // Reads through a documented view name its private tables with the view as `inner`; reads
-            // through a CTE name the view itself as the table.
-            let table = (a1 ?? "").lowercased()
-            if !Self.allowedViews.contains(table), !Self.allowedViews.contains((inner ?? "").lowercased()) {
-                note("reads '\(a1 ?? "?")', which is not one of the documented views (\(Self.allowedViews.sorted().joined(separator: ", ")))")
-            }
+            // Table reads are checked on the SQL text (see `privateTables(in:)`): SQLite reports a view's
+            // private tables without the view's name when it flattens a subquery.
+            return
         case SQLITE_FUNCTION:
             let name = (a2 ?? "").lowercased()
             if !Self.portableFunctions.contains(name) {
@@ -46,6 +43,39 @@ final class SQLAccessAuditor {
 
     private func note(_ message: String) {
         if !violations.contains(message) { violations.append(message) }
+    }
+
+    /// Names of tables (not documented views) that `sql` mentions as identifiers, outside string literals
+    /// and comments. `tables` are the database's table names.
+    static func privateTables(in sql: String, tables: Set<String>) -> [String] {
+        var found: [String] = []
+        var token = ""
+        var index = sql.startIndex
+        func flush() {
+            let name = token.lowercased()
+            if tables.contains(name), !allowedViews.contains(name), !found.contains(name) { found.append(name) }
+            token = ""
+        }
+        while index < sql.endIndex {
+            let c = sql[index]
+            let next = sql.index(after: index)
+            if c == "'" || c == "\"" {
+                flush()
+                var end = next
+                while end < sql.endIndex, sql[end] != c { end = sql.index(after: end) }
+                index = end < sql.endIndex ? sql.index(after: end) : end
+                continue
+            }
+            if c == "-", next < sql.endIndex, sql[next] == "-" {
+                flush()
+                while index < sql.endIndex, sql[index] != "\n" { index = sql.index(after: index) }
+                continue
+            }
+            if c.isLetter || c.isNumber || c == "_" { token.append(c) } else { flush() }
+            index = next
+        }
+        flush()
+        return found
     }
 
     /// Prepares `sql` on `database` with the auditor installed; returns the statement's parameter names
@@ -65,6 +95,11 @@ final class SQLAccessAuditor {
         defer { sqlite3_set_authorizer(database.handle, nil, nil) }
         let statement = try database.prepare(sql)
         defer { statement.finalize() }
+        let tables = Set(
+            try database.query("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap { $0.first?.textValue?.lowercased() })
+        for table in Self.privateTables(in: sql, tables: tables) {
+            note("reads '\(table)', a private table: use the documented views (\(Self.allowedViews.sorted().joined(separator: ", ")))")
+        }
         return (statement.parameterNames, statement.columnNames)
     }
 }
