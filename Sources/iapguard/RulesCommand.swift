@@ -62,7 +62,7 @@ struct RulesCommand: ParsableCommand {
             for issue in issues { print(issue) }
             let errorCount = errors.count + issues.filter { $0.severity == .error }.count
             let warningCount = issues.filter { $0.severity == .warning }.count
-            print("\(rules.count) rules valid-loaded, \(errorCount) errors, \(warningCount) warnings")
+            print("\(rules.count) rules loaded, \(errorCount) errors, \(warningCount) warnings")
             if errorCount > 0 { throw ExitCode(1) }
         }
     }
