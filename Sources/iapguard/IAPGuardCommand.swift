@@ -10,6 +10,7 @@ struct IAPGuardCommand: AsyncParsableCommand {
         subcommands: [
             RunCommand.self,
             VerifyCommand.self,
+            RulesCommand.self,
         ]
     )
 }

@@ -83,6 +83,8 @@ public struct Finding: Sendable, Hashable, Codable {
     public var suppression: Suppression?
     /// The run that first saw this finding.
     public var firstSeenRunID: Int64
+    /// The entity key: the rule's `entity_key` columns and their values (the `findingID` is their hash).
+    public var entityKey: [EvidenceField] = []
 
     public init(
         findingID: String, runID: Int64, ruleID: String, ruleVersion: String, ruleTitle: String, level: Level,

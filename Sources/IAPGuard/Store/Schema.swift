@@ -15,7 +15,8 @@ public enum Schema {
 
     /// All migrations in order. Append new ones; never edit a released one.
     public static let migrations: [Migration] = [
-        Migration(version: 1, name: "core tables and views", sql: v1)
+        Migration(version: 1, name: "core tables and views", sql: v1),
+        FindingsSchema.migration,
     ]
 
     /// The newest schema version.

@@ -1,0 +1,281 @@
+import Foundation
+
+/// Runs rules against a store and turns their result rows into ``Finding``s.
+///
+/// Each rule's query is run with its parameters bound by name (defaults, then the config's `rule_params`
+/// overrides, then `:now`, `:since` and `:reference_currency`). Every row is one finding about the entity
+/// named by the rule's `entity_key` columns; a row with a non-null `inconclusive_reason` is inconclusive.
+/// Status across runs comes from the findings stored by earlier runs (the `findings` view).
+public final class RuleEngine {
+    public let store: any PurchaseStore
+    public let referenceCurrency: String
+    /// Rule id → parameter name → value (the config's `rule_params`).
+    public let paramOverrides: [String: [String: SQLValue]]
+    /// Whether statuses use the findings of earlier runs (off for backtests and inline tests).
+    public var usesStoredFindings = true
+
+    /// One evaluated row: the finding and the result row it came from.
+    struct Item {
+        var finding: Finding
+        var row: [String: SQLValue]
+    }
+
+    /// One rule's evaluation.
+    struct Evaluation {
+        var items: [Item] = []
+        var resolved: [Finding] = []
+        var stats: RuleRunResult.RuleStats
+        var warnings: [String] = []
+    }
+
+    public init(store: any PurchaseStore, referenceCurrency: String, paramOverrides: [String: [String: SQLValue]] = [:]) {
+        self.store = store
+        self.referenceCurrency = referenceCurrency
+        self.paramOverrides = paramOverrides
+    }
+
+    /// Evaluates `rules` for run `runID` at `now` (epoch ms, the run's `until`); `since` is bound as `:since`
+    /// (0 when nil). A rule whose query fails is counted as an error and the others still run.
+    public func evaluate(rules: [Rule], runID: Int64, now: Int64, since: Int64? = nil) throws -> RuleRunResult {
+        let fx = try FXTable(store: store)
+        var result = RuleRunResult()
+        for rule in rules {
+            let evaluation = evaluate(rule: rule, runID: runID, now: now, since: since ?? 0, fx: fx)
+            result.findings += evaluation.items.map(\.finding) + evaluation.resolved
+            result.stats.append(evaluation.stats)
+            result.warnings += evaluation.warnings
+        }
+        return result
+    }
+
+    /// Stores a run's findings and statistics (the store must be a ``FindingStore``, e.g. ``SQLiteStore``).
+    public func persist(_ result: RuleRunResult, runID: Int64) throws {
+        guard let findingStore = store as? FindingStore else {
+            throw RuleEngineError(message: "this store cannot keep findings (not a FindingStore)")
+        }
+        try findingStore.saveFindings(result, runID: runID)
+    }
+
+    /// The stable id of a finding: hash of the rule id and the entity-key values.
+    public static func findingID(ruleID: String, key: [String?]) -> String {
+        let material = ([ruleID] + key.map { $0 ?? "\u{0}" }).joined(separator: "\u{1F}")
+        return "F" + Hashing.sha256Hex(material).prefix(31)
+    }
+
+    // MARK: One rule
+
+    func evaluate(rule: Rule, runID: Int64, now: Int64, since: Int64, fx: FXTable) -> Evaluation {
+        var evaluation = Evaluation(
+            stats: RuleRunResult.RuleStats(ruleID: rule.id, ruleVersion: rule.version, ruleStatus: rule.status))
+        let overrides = paramOverrides[rule.id] ?? [:]
+        let declared = Set(rule.params.map(\.name))
+        for name in overrides.keys.sorted() where !declared.contains(name) {
+            evaluation.warnings.append("\(rule.id): rule_params has unknown parameter '\(name)' (ignored)")
+        }
+        let parameters = rule.boundParameters(
+            overrides: overrides, now: now, since: since, referenceCurrency: referenceCurrency)
+        let clock = ContinuousClock()
+        let start = clock.now
+        defer {
+            let elapsed = start.duration(to: clock.now)
+            evaluation.stats.queryMillis =
+                Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        }
+        var rows: [[String: SQLValue]] = []
+        do {
+            try store.query(rule.query, parameters: parameters) { columns, values in
+                var row: [String: SQLValue] = [:]
+                for (column, value) in zip(columns, values) { row[column] = value }
+                rows.append(row)
+            }
+            if let first = rows.first {
+                let missing = rule.entityKey.filter { first[$0] == nil }
+                if !missing.isEmpty {
+                    throw RuleEngineError(message: "result has no entity_key column(s) \(missing.joined(separator: ", "))")
+                }
+            }
+        } catch {
+            evaluation.stats.error = "\(error)"
+            return evaluation
+        }
+
+        let prior: [String: Finding]
+        do {
+            prior = usesStoredFindings ? try storedFindings(ruleID: rule.id) : [:]
+        } catch {
+            prior = [:]
+            evaluation.warnings.append("\(rule.id): earlier findings unreadable (\(error)); all findings count as new")
+        }
+        var seen = Set<String>()
+        for row in rows {
+            let keyValues = rule.entityKey.map { row[$0]?.textValue }
+            let id = Self.findingID(ruleID: rule.id, key: keyValues)
+            guard seen.insert(id).inserted else { continue }
+            var finding = makeFinding(rule: rule, row: row, id: id, runID: runID, now: now, fx: fx, warnings: &evaluation.warnings)
+            finding.entityKey = zip(rule.entityKey, keyValues).map { EvidenceField(name: $0, value: $1) }
+            if let earlier = prior[id] { finding.firstSeenRunID = earlier.firstSeenRunID }
+            applyExceptions(rule: rule, row: row, now: now, finding: &finding, warnings: &evaluation.warnings)
+            if finding.status != .suppressed { finding.status = prior[id] == nil ? .new : .recurring }
+            finding.evidence = evidence(rule: rule, row: row, parameters: parameters, warnings: &evaluation.warnings)
+            switch (finding.status, finding.outcome) {
+            case (.suppressed, _): evaluation.stats.suppressed += 1
+            case (_, .inconclusive): evaluation.stats.inconclusive += 1
+            default: evaluation.stats.hits += 1
+            }
+            if finding.status == .new { evaluation.stats.new += 1 }
+            if finding.status == .recurring { evaluation.stats.recurring += 1 }
+            evaluation.items.append(Item(finding: finding, row: row))
+        }
+        for (id, earlier) in prior.sorted(by: { $0.key < $1.key }) where !seen.contains(id) && earlier.status != .resolved {
+            var resolved = earlier
+            resolved.status = .resolved
+            resolved.runID = runID
+            evaluation.resolved.append(resolved)
+            evaluation.stats.resolved += 1
+        }
+        return evaluation
+    }
+
+    private func makeFinding(
+        rule: Rule, row: [String: SQLValue], id: String, runID: Int64, now: Int64, fx: FXTable, warnings: inout [String]
+    ) -> Finding {
+        var level = rule.level
+        if let text = row["level"]?.textValue {
+            if let override = Finding.Level(rawValue: text) {
+                level = override
+            } else {
+                warnings.append("\(rule.id): row level '\(text)' is not a level; using \(rule.level.rawValue)")
+            }
+        }
+        let reason = row["inconclusive_reason"]?.textValue
+        let keyText = rule.entityKey.map { "\($0)=\(row[$0]?.textValue ?? "NULL")" }.joined(separator: ", ")
+        var finding = Finding(
+            findingID: id, runID: runID, ruleID: rule.id, ruleVersion: rule.version, ruleTitle: rule.title,
+            level: level, status: .new, outcome: reason == nil ? .hit : .inconclusive,
+            summary: row["summary"]?.textValue ?? "\(rule.title) (\(keyText))", firstSeenRunID: runID)
+        finding.inconclusiveReason = reason
+        finding.transactionID = row["transaction_id"]?.textValue
+        finding.originalTransactionID = row["original_transaction_id"]?.textValue
+        finding.orderID = row["order_id"]?.textValue
+        finding.userID = row["user_id"]?.textValue
+        finding.bundleID = row["bundle_id"]?.textValue
+        finding.productID = row["product_id"]?.textValue
+        finding.storefront = row["storefront"]?.textValue
+        finding.amount = row["amount"]?.doubleValue.map { Int64($0.rounded()) }
+        finding.currency = row["currency"]?.textValue
+        finding.observed = row["observed"].flatMap(Self.display)
+        finding.threshold = row["threshold"].flatMap(Self.display)
+        if let ref = row["amount_ref"]?.doubleValue {
+            finding.amountRef = Int64(ref.rounded())
+        } else if let amount = finding.amount, let currency = finding.currency {
+            let at = row["purchase_date"]?.integerValue ?? now
+            finding.amountRef = fx.convert(amount, from: currency, to: referenceCurrency, at: at)
+        }
+        return finding
+    }
+
+    private func applyExceptions(
+        rule: Rule, row: [String: SQLValue], now: Int64, finding: inout Finding, warnings: inout [String]
+    ) {
+        for exception in rule.exceptions where exception.matches(row) {
+            if exception.isExpired(at: now) {
+                warnings.append(
+                    "\(rule.id): exception (\(rule.file):\(exception.line), owner \(exception.owner)) expired \(exception.expires) and no longer suppresses \(finding.findingID)")
+                continue
+            }
+            finding.status = .suppressed
+            finding.suppression = Finding.Suppression(owner: exception.owner, reason: exception.reason, expires: exception.expires)
+            return
+        }
+    }
+
+    private func evidence(
+        rule: Rule, row: [String: SQLValue], parameters: [String: SQLValue], warnings: inout [String]
+    ) -> [EvidenceRow] {
+        var rows: [EvidenceRow] = []
+        if !rule.evidenceColumns.isEmpty {
+            rows.append(
+                EvidenceRow(
+                    kind: "hit",
+                    fields: rule.evidenceColumns.map { EvidenceField(name: $0, value: row[$0].flatMap(Self.display)) }))
+        }
+        for query in rule.evidenceQueries {
+            var bound = parameters
+            for (column, value) in row { bound[column] = value }
+            var count = 0
+            do {
+                try store.query(query.sql, parameters: bound) { columns, values in
+                    guard count < query.limit else { return }
+                    count += 1
+                    rows.append(
+                        EvidenceRow(
+                            kind: query.kind,
+                            fields: zip(columns, values).map { EvidenceField(name: $0, value: $1.textValue) }))
+                }
+            } catch {
+                warnings.append("\(rule.id): evidence query '\(query.kind)' (\(rule.file):\(query.line)) failed: \(error)")
+            }
+        }
+        return rows
+    }
+
+    /// A value as report text: reals with at most 4 decimals, trailing zeros dropped.
+    static func display(_ value: SQLValue) -> String? {
+        guard case .real(let v) = value else { return value.textValue }
+        if v.rounded() == v, abs(v) < 1e15 { return String(Int64(v)) }
+        var text = String(format: "%.4f", v)
+        while text.hasSuffix("0") { text.removeLast() }
+        if text.hasSuffix(".") { text.removeLast() }
+        return text
+    }
+
+    // MARK: Earlier findings
+
+    /// The stored current state of a rule's findings, by id.
+    func storedFindings(ruleID: String) throws -> [String: Finding] {
+        var result: [String: Finding] = [:]
+        let decoder = JSONDecoder()
+        try store.query(
+            """
+            SELECT finding_id, rule_id, rule_version, rule_title, level, status, outcome, inconclusive_reason,
+                   transaction_id, original_transaction_id, order_id, user_id, bundle_id, product_id, storefront,
+                   amount, currency, amount_ref, observed, threshold, summary, evidence_json, suppression_json,
+                   first_run_id, last_run_id, entity_key
+            FROM findings WHERE rule_id = :rule_id
+            """, parameters: ["rule_id": .text(ruleID)]
+        ) { _, v in
+            guard let id = v[0].textValue else { return }
+            var f = Finding(
+                findingID: id, runID: v[24].integerValue ?? 0, ruleID: ruleID, ruleVersion: v[2].textValue ?? "",
+                ruleTitle: v[3].textValue ?? "", level: Finding.Level(rawValue: v[4].textValue ?? "") ?? .medium,
+                status: Finding.Status(rawValue: v[5].textValue ?? "") ?? .new,
+                outcome: Finding.Outcome(rawValue: v[6].textValue ?? "") ?? .hit, summary: v[20].textValue ?? "",
+                firstSeenRunID: v[23].integerValue ?? 0)
+            f.inconclusiveReason = v[7].textValue
+            f.transactionID = v[8].textValue
+            f.originalTransactionID = v[9].textValue
+            f.orderID = v[10].textValue
+            f.userID = v[11].textValue
+            f.bundleID = v[12].textValue
+            f.productID = v[13].textValue
+            f.storefront = v[14].textValue
+            f.amount = v[15].integerValue
+            f.currency = v[16].textValue
+            f.amountRef = v[17].integerValue
+            f.observed = v[18].textValue
+            f.threshold = v[19].textValue
+            f.evidence = v[21].textValue.flatMap { try? decoder.decode([EvidenceRow].self, from: Data($0.utf8)) } ?? []
+            f.suppression = v[22].textValue.flatMap { try? decoder.decode(Finding.Suppression.self, from: Data($0.utf8)) }
+            f.entityKey = v[25].textValue.flatMap { try? decoder.decode([EvidenceField].self, from: Data($0.utf8)) } ?? []
+            result[id] = f
+        }
+        return result
+    }
+}
+
+/// An engine-level failure (a store that cannot keep findings, a result without its key columns).
+public struct RuleEngineError: Error, Sendable, CustomStringConvertible {
+    public var message: String
+    public init(message: String) { self.message = message }
+    public var description: String { message }
+}

@@ -1,0 +1,49 @@
+/// What one evaluation of a rule set produced: the findings (including `resolved` ones) and per-rule
+/// statistics.
+public struct RuleRunResult: Sendable {
+    /// Counts and timing for one rule in one run.
+    public struct RuleStats: Sendable, Hashable, Codable {
+        public var ruleID: String
+        public var ruleVersion: String
+        public var ruleStatus: Rule.Status
+        /// Unsuppressed hits.
+        public var hits = 0
+        public var inconclusive = 0
+        public var suppressed = 0
+        public var resolved = 0
+        public var new = 0
+        public var recurring = 0
+        /// The query error, if the rule could not run (its earlier findings are then not resolved).
+        public var error: String?
+        /// Wall time of the rule's query and evidence queries, milliseconds.
+        public var queryMillis: Double = 0
+
+        public init(ruleID: String, ruleVersion: String, ruleStatus: Rule.Status) {
+            self.ruleID = ruleID
+            self.ruleVersion = ruleVersion
+            self.ruleStatus = ruleStatus
+        }
+    }
+
+    public var findings: [Finding]
+    public var stats: [RuleStats]
+    /// Non-fatal problems (an expired exception that matched, a bad `level` column, an evidence query error).
+    public var warnings: [String]
+
+    public init(findings: [Finding] = [], stats: [RuleStats] = [], warnings: [String] = []) {
+        self.findings = findings
+        self.stats = stats
+        self.warnings = warnings
+    }
+
+    /// Unsuppressed hits of `stable` rules: these fail the run (experimental and deprecated rules never do).
+    public var failingHits: Int {
+        stats.filter { $0.ruleStatus.failsRun }.reduce(0) { $0 + $1.hits }
+    }
+
+    /// Rules whose query failed.
+    public var erroredRules: [RuleStats] { stats.filter { $0.error != nil } }
+
+    /// Findings seen in this run (everything except `resolved`).
+    public var currentFindings: [Finding] { findings.filter { $0.status != .resolved } }
+}

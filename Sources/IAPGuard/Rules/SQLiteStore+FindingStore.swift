@@ -1,0 +1,77 @@
+import Foundation
+
+extension SQLiteStore: FindingStore {
+    public func saveFindings(_ result: RuleRunResult, runID: Int64) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        func json<T: Encodable>(_ value: T) throws -> String {
+            String(decoding: try encoder.encode(value), as: UTF8.self)
+        }
+        try database.transaction {
+            for f in result.findings {
+                let evidence = try json(f.evidence)
+                let suppression: SQLValue = try f.suppression.map { .text(try json($0)) } ?? .null
+                let seen = f.status != .resolved
+                try database.run(
+                    """
+                    INSERT INTO finding (finding_id, rule_id, rule_version, rule_title, entity_key, level, status, outcome,
+                        inconclusive_reason, transaction_id, original_transaction_id, order_id, user_id, bundle_id,
+                        product_id, storefront, amount, currency, amount_ref, observed, threshold, summary,
+                        evidence_json, suppression_json, first_run_id, last_seen_run_id, last_run_id)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (finding_id) DO UPDATE SET
+                        rule_version = excluded.rule_version, rule_title = excluded.rule_title,
+                        entity_key = excluded.entity_key, level = excluded.level, status = excluded.status,
+                        outcome = excluded.outcome, inconclusive_reason = excluded.inconclusive_reason,
+                        transaction_id = excluded.transaction_id,
+                        original_transaction_id = excluded.original_transaction_id, order_id = excluded.order_id,
+                        user_id = excluded.user_id, bundle_id = excluded.bundle_id, product_id = excluded.product_id,
+                        storefront = excluded.storefront, amount = excluded.amount, currency = excluded.currency,
+                        amount_ref = excluded.amount_ref, observed = excluded.observed, threshold = excluded.threshold,
+                        summary = excluded.summary, evidence_json = excluded.evidence_json,
+                        suppression_json = excluded.suppression_json,
+                        last_seen_run_id = CASE WHEN ? THEN excluded.last_seen_run_id ELSE finding.last_seen_run_id END,
+                        last_run_id = excluded.last_run_id
+                    """,
+                    [
+                        .text(f.findingID), .text(f.ruleID), .text(f.ruleVersion), .text(f.ruleTitle),
+                        .text(try json(f.entityKey)), .text(f.level.rawValue), .text(f.status.rawValue),
+                        .text(f.outcome.rawValue), .of(f.inconclusiveReason), .of(f.transactionID),
+                        .of(f.originalTransactionID), .of(f.orderID), .of(f.userID), .of(f.bundleID), .of(f.productID),
+                        .of(f.storefront), .of(f.amount), .of(f.currency), .of(f.amountRef), .of(f.observed),
+                        .of(f.threshold), .text(f.summary), .text(evidence), suppression, .integer(f.firstSeenRunID),
+                        .integer(runID), .integer(runID), .integer(seen ? 1 : 0),
+                    ])
+                try database.run(
+                    """
+                    INSERT INTO finding_run (run_id, finding_id, rule_id, rule_version, level, status, outcome,
+                        inconclusive_reason, amount_ref, observed, threshold, summary, evidence_json)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (run_id, finding_id) DO UPDATE SET status = excluded.status, level = excluded.level,
+                        outcome = excluded.outcome, summary = excluded.summary, evidence_json = excluded.evidence_json
+                    """,
+                    [
+                        .integer(runID), .text(f.findingID), .text(f.ruleID), .text(f.ruleVersion), .text(f.level.rawValue),
+                        .text(f.status.rawValue), .text(f.outcome.rawValue), .of(f.inconclusiveReason), .of(f.amountRef),
+                        .of(f.observed), .of(f.threshold), .text(f.summary), .text(evidence),
+                    ])
+            }
+            for s in result.stats {
+                try database.run(
+                    """
+                    INSERT INTO rule_run (run_id, rule_id, rule_version, rule_status, hits, inconclusive, suppressed,
+                        resolved, error, query_millis) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (run_id, rule_id) DO UPDATE SET rule_version = excluded.rule_version,
+                        rule_status = excluded.rule_status, hits = excluded.hits, inconclusive = excluded.inconclusive,
+                        suppressed = excluded.suppressed, resolved = excluded.resolved, error = excluded.error,
+                        query_millis = excluded.query_millis
+                    """,
+                    [
+                        .integer(runID), .text(s.ruleID), .text(s.ruleVersion), .text(s.ruleStatus.rawValue),
+                        .integer(Int64(s.hits)), .integer(Int64(s.inconclusive)), .integer(Int64(s.suppressed)),
+                        .integer(Int64(s.resolved)), .of(s.error), .real(s.queryMillis),
+                    ])
+            }
+        }
+    }
+}
