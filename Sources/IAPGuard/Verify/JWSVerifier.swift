@@ -32,6 +32,7 @@ public final class JWSVerifier: Sendable {
     public let policy: VerificationPolicy
     private let evaluator: CertificateChainEvaluator
     private let cache = ChainValidationCache()
+    private let decoder = JSONDecoder()
 
     /// Creates a verifier trusting exactly `trustedRootsDER` (DER certificates) for `policy`.
     ///
@@ -74,7 +75,7 @@ public final class JWSVerifier: Sendable {
     public func verifyNotification(_ jws: CompactJWS) -> NotificationVerification {
         let own = verify(jws, as: .notification)
         // Nested payloads are read from the (possibly unverified) payload; each proves itself.
-        let data = (try? JSONDecoder().decode(PayloadClaims.self, from: jws.payloadJSON))?.data
+        let data = (try? decoder.decode(PayloadClaims.self, from: jws.payloadJSON))?.data
         let transaction = data?.signedTransactionInfo.map { verifyNested($0, as: .transaction) }
         let renewal = data?.signedRenewalInfo.map { verifyNested($0, as: .renewalInfo) }
 
@@ -134,7 +135,7 @@ public final class JWSVerifier: Sendable {
             return .failed(.failed(.badChain, "x5c has \(x5c.count) certificates, expected 3 (leaf, intermediate, root)"))
         }
         let claims: PayloadClaims
-        switch PayloadClaims.decode(jws.payloadJSON) {
+        switch PayloadClaims.decode(jws.payloadJSON, with: decoder) {
         case .failure(let problem):
             return .failed(.failed(.badFormat, problem.detail))
         case .success(let decoded):
@@ -166,10 +167,19 @@ public final class JWSVerifier: Sendable {
         guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: jws.signature) else {
             return .failed(.failed(.badSignature, "signature is \(jws.signature.count) bytes, ES256 needs raw r||s of 64"))
         }
-        guard chain.leafKey.isValidSignature(signature, for: jws.signingInput) else {
+        guard chain.leafKey.isValidSignature(signature, for: Self.signingInput(of: jws)) else {
             return .failed(.failed(.badSignature, "ES256 signature does not verify with the leaf key"))
         }
         return .passed(claims)
+    }
+
+    /// The ASCII bytes of `header.payload`, cut at the last dot on the UTF-8 view. Same bytes as
+    /// `CompactJWS.signingInput`, which splits the `String` by `Character` and costs more than the
+    /// ES256 verification itself (measured ~90 µs for an Apple-sized header).
+    static func signingInput(of jws: CompactJWS) -> Data {
+        let utf8 = jws.compact.utf8
+        guard let lastDot = utf8.lastIndex(of: UInt8(ascii: ".")) else { return Data() }
+        return Data(utf8[..<lastDot])
     }
 
     /// Step 8: the claims against the policy.
