@@ -30,10 +30,11 @@ struct RecordPrinter {
                 Swift.print(String(decoding: data, as: UTF8.self))
             }
         } else {
-            let detail = (outcome.detail ?? "-").replacingOccurrences(of: "\n", with: " ")
-            Swift.print(
-                "\(file):\(line)  \(outcome.status.rawValue)  \(kind?.rawValue ?? "unknown")  \(outcome.reason ?? "-")  \(detail)"
-            )
+            // Details quote payload text: keep each record on one line and free of control characters.
+            let detail = String((outcome.detail ?? "-").unicodeScalars.map { scalar in
+                CharacterSet.controlCharacters.contains(scalar) ? " " : Character(scalar)
+            })
+            Swift.print("\(file):\(line)  \(outcome.status.rawValue)  \(kind?.rawValue ?? "unknown")  \(outcome.reason ?? "-")  \(detail)")
         }
     }
 }

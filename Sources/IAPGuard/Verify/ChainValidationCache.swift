@@ -7,8 +7,27 @@ import Foundation
 /// holds `capacity` entries it is emptied (a flood of distinct forged chains cannot grow it without bound).
 final class ChainValidationCache: @unchecked Sendable {
     struct Key: Hashable, Sendable {
-        var leafDER: Data
-        var intermediateDER: Data
+        let leafDER: Data
+        let intermediateDER: Data
+        /// Hashed once, outside the lock.
+        private let digest: Int
+
+        init(leafDER: Data, intermediateDER: Data) {
+            self.leafDER = leafDER
+            self.intermediateDER = intermediateDER
+            var hasher = Hasher()
+            hasher.combine(leafDER)
+            hasher.combine(intermediateDER)
+            digest = hasher.finalize()
+        }
+
+        static func == (lhs: Key, rhs: Key) -> Bool {
+            lhs.digest == rhs.digest && lhs.leafDER == rhs.leafDER && lhs.intermediateDER == rhs.intermediateDER
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(digest)
+        }
     }
 
     private let lock = NSLock()

@@ -5,19 +5,20 @@ import X509
 
 /// Verifies Apple-signed compact JWS (transactions, renewal info, notifications V2) offline.
 ///
-/// Checks, in order (the first failure wins, see `docs/verification.md`):
+/// Checks, in order (the first failure wins; the table in `docs/verification.md` numbers them):
 /// 1. header `alg` is exactly `ES256` → `bad-alg`;
 /// 2. `x5c` holds exactly three certificates → `bad-chain`;
 /// 3. the payload's claims decode and carry `signedDate` → `bad-format`;
-/// 4. leaf → x5c intermediate validates to one of the configured roots (RFC 5280, swift-certificates
-///    `Verifier`); the x5c root is ignored → `chain-untrusted` (`bad-chain` for a non-P-256 leaf);
-/// 5. the intermediate carries OID 1.2.840.113635.100.6.2.1 and the leaf 1.2.840.113635.100.6.11.1 →
+/// 4. leaf and intermediate parse and the leaf key is P-256 → `bad-chain`;
+/// 5. leaf → x5c intermediate validates to one of the configured roots (RFC 5280, swift-certificates
+///    `Verifier`); the x5c root is ignored → `chain-untrusted`;
+/// 6. the intermediate carries OID 1.2.840.113635.100.6.2.1 and the leaf 1.2.840.113635.100.6.11.1 →
 ///    `oid-missing`;
-/// 6. every certificate of the chain is valid at `signedDate` → `expired`;
-/// 7. the ES256 signature (raw r‖s) over `header.payload` verifies with the leaf key → `bad-signature`;
-/// 8. the claims match the ``VerificationPolicy`` → `wrong-bundle`, `wrong-environment`, `wrong-app`.
+/// 7. every certificate of the chain is valid at `signedDate` → `expired`;
+/// 8. the ES256 signature (raw r‖s) over `header.payload` verifies with the leaf key → `bad-signature`;
+/// 9. the claims match the ``VerificationPolicy`` → `wrong-bundle`, `wrong-environment`, `wrong-app`.
 ///
-/// Chain verdicts (steps 2–5 and the validity window) are cached per (leaf, intermediate) DER pair, so a
+/// Chain verdicts (steps 4–6 and the validity window) are cached per (leaf, intermediate) DER pair, so a
 /// payload signed by an already seen chain costs one ES256 verification plus decoding. The verifier never
 /// traps: every problem is a `.failed` outcome with a reason and a detail. It is safe to use from many
 /// threads at once.
@@ -32,6 +33,7 @@ public final class JWSVerifier: Sendable {
     public let policy: VerificationPolicy
     private let evaluator: CertificateChainEvaluator
     private let cache = ChainValidationCache()
+    private let decoder = JSONDecoder()
 
     /// Creates a verifier trusting exactly `trustedRootsDER` (DER certificates) for `policy`.
     ///
@@ -74,7 +76,7 @@ public final class JWSVerifier: Sendable {
     public func verifyNotification(_ jws: CompactJWS) -> NotificationVerification {
         let own = verify(jws, as: .notification)
         // Nested payloads are read from the (possibly unverified) payload; each proves itself.
-        let data = (try? JSONDecoder().decode(PayloadClaims.self, from: jws.payloadJSON))?.data
+        let data = (try? decoder.decode(PayloadClaims.self, from: jws.payloadJSON))?.data
         let transaction = data?.signedTransactionInfo.map { verifyNested($0, as: .transaction) }
         let renewal = data?.signedRenewalInfo.map { verifyNested($0, as: .renewalInfo) }
 
@@ -121,7 +123,8 @@ public final class JWSVerifier: Sendable {
 
     // MARK: - Steps
 
-    /// Steps 1–7: header, chain, validity at `signedDate` and signature. Returns the claims on success.
+    /// Steps 1–8 of `docs/verification.md`: header, chain, OIDs, validity at `signedDate` and signature.
+    /// Returns the claims on success.
     private func verifySignature(_ jws: CompactJWS) -> SignatureStep {
         guard let alg = jws.algorithm else {
             return .failed(.failed(.badAlg, "header has no alg"))
@@ -135,7 +138,7 @@ public final class JWSVerifier: Sendable {
                 .failed(.badChain, "x5c has \(x5c.count) certificates, expected 3 (leaf, intermediate, root)"))
         }
         let claims: PayloadClaims
-        switch PayloadClaims.decode(jws.payloadJSON) {
+        switch PayloadClaims.decode(jws.payloadJSON, with: decoder) {
         case .failure(let problem):
             return .failed(.failed(.badFormat, problem.detail))
         case .success(let decoded):
@@ -168,13 +171,22 @@ public final class JWSVerifier: Sendable {
             return .failed(
                 .failed(.badSignature, "signature is \(jws.signature.count) bytes, ES256 needs raw r||s of 64"))
         }
-        guard chain.leafKey.isValidSignature(signature, for: jws.signingInput) else {
+        guard chain.leafKey.isValidSignature(signature, for: Self.signingInput(of: jws)) else {
             return .failed(.failed(.badSignature, "ES256 signature does not verify with the leaf key"))
         }
         return .passed(claims)
     }
 
-    /// Step 8: the claims against the policy.
+    /// The ASCII bytes of `header.payload`, cut at the last dot on the UTF-8 view. Same bytes as
+    /// `CompactJWS.signingInput`, which splits the `String` by `Character` and costs more than the
+    /// ES256 verification itself (measured ~90 µs for an Apple-sized header).
+    static func signingInput(of jws: CompactJWS) -> Data {
+        let utf8 = jws.compact.utf8
+        guard let lastDot = utf8.lastIndex(of: UInt8(ascii: ".")) else { return Data() }
+        return Data(utf8[..<lastDot])
+    }
+
+    /// Step 9 of `docs/verification.md`: the claims against the policy.
     private func checkClaims(_ claims: PayloadClaims, kind: SignedPayloadKind) -> VerificationOutcome {
         switch kind {
         case .transaction:

@@ -24,9 +24,9 @@ struct PayloadClaims: Decodable, Sendable {
     }
 
     /// Decodes the claims, returning a `bad-format` detail on failure.
-    static func decode(_ json: Data) -> Result<PayloadClaims, DecodeProblem> {
+    static func decode(_ json: Data, with decoder: JSONDecoder) -> Result<PayloadClaims, DecodeProblem> {
         do {
-            return .success(try JSONDecoder().decode(PayloadClaims.self, from: json))
+            return .success(try decoder.decode(PayloadClaims.self, from: json))
         } catch {
             return .failure(DecodeProblem(detail: "payload claims not decodable: \(error)"))
         }

@@ -64,3 +64,12 @@ import X509
         #expect(leaf.publicKey.subjectPublicKeyInfoBytes.count == 65)  // uncompressed P-256 point
     }
 }
+
+@Suite struct SigningInputTests {
+    @Test func fastSigningInputEqualsCompactJWSSigningInput() throws {
+        let jws = try VerifyTestWorld.jws(VerifyTestWorld.transaction())
+        #expect(JWSVerifier.signingInput(of: jws) == jws.signingInput)
+        let apple = try CompactJWS(try String(contentsOf: Fixtures.shared("apple/signed/transactionInfo"), encoding: .utf8))
+        #expect(JWSVerifier.signingInput(of: apple) == apple.signingInput)
+    }
+}
