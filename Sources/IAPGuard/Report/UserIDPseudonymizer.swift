@@ -4,11 +4,11 @@ import Foundation
 /// Replaces user ids by keyed hashes (`anon-` + 16 hex digits of HMAC-SHA256(key, id)) for reports that leave
 /// the risk team. The same id and key always give the same pseudonym, so analysts can still group by user.
 public struct UserIDPseudonymizer: Sendable {
-    private let key: SymmetricKey?
+    private let key: Data?
 
     /// `nil` key: ids pass through unchanged.
     public init(key: Data?) {
-        self.key = key.map { SymmetricKey(data: $0) }
+        self.key = key
     }
 
     /// Whether ids are being replaced.
@@ -17,7 +17,7 @@ public struct UserIDPseudonymizer: Sendable {
     /// The pseudonym of one id (the id itself when inactive).
     public func pseudonym(_ userID: String) -> String {
         guard let key else { return userID }
-        let mac = HMAC<SHA256>.authenticationCode(for: Data(userID.utf8), using: key)
+        let mac = HMAC<SHA256>.authenticationCode(for: Data(userID.utf8), using: SymmetricKey(data: key))
         let hex = Data(mac).map { byte in
             let text = String(byte, radix: 16)
             return text.count == 1 ? "0" + text : text
@@ -48,7 +48,8 @@ public struct UserIDPseudonymizer: Sendable {
     }
 
     /// Replaces, in free text, every whole-word occurrence of a known user id (longest first, ids of at least
-    /// 3 characters) by its pseudonym. A match must not touch a letter, digit, `-`, `_` or `.` on either side.
+    /// 3 characters) by its pseudonym. A match must not touch a letter, digit, `-`, `_` or `.` on either side
+    /// (a `.` after the id counts only when a word character follows it: a sentence's final period is fine).
     public func scrub(_ text: String, knownUserIDs: [String]) -> String {
         guard isActive, !knownUserIDs.isEmpty else { return text }
         let ids = Set(knownUserIDs.filter { $0.unicodeScalars.count >= 3 })
@@ -66,7 +67,7 @@ public struct UserIDPseudonymizer: Sendable {
                 if i + needle.count <= scalars.count, scalars[i] == needle[0],
                     Array(scalars[i..<(i + needle.count)]) == needle,
                     i == 0 || !Self.isWordScalar(scalars[i - 1]),
-                    i + needle.count == scalars.count || !Self.isWordScalar(scalars[i + needle.count])
+                    !Self.continuesWord(scalars, at: i + needle.count)
                 {
                     out.append(contentsOf: replacement)
                     i += needle.count
@@ -80,6 +81,16 @@ public struct UserIDPseudonymizer: Sendable {
         var result = ""
         result.unicodeScalars.append(contentsOf: scalars)
         return result
+    }
+
+    /// Whether the text continues the word at `index`: a word character, or a `.` followed by one
+    /// (`u-1.example`), so a sentence-ending period is a boundary.
+    private static func continuesWord(_ scalars: [Unicode.Scalar], at index: Int) -> Bool {
+        guard index < scalars.count else { return false }
+        if scalars[index] == "." {
+            return index + 1 < scalars.count && isWordScalar(scalars[index + 1]) && scalars[index + 1] != "."
+        }
+        return isWordScalar(scalars[index])
     }
 
     private static func isWordScalar(_ s: Unicode.Scalar) -> Bool {
