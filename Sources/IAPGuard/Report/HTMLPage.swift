@@ -94,7 +94,11 @@ enum HTMLPage {
           overflow-wrap: anywhere; word-break: break-word; }
         thead th { background: var(--head); }
         tbody tr:nth-child(even) { background: var(--zebra); }
-        th[scope=row] { background: var(--head); width: 14rem; font-weight: 600; }
+        th[scope=row] { background: var(--head); font-weight: 600; }
+        table.kv th[scope=row] { width: 38%; }
+        td.nw { white-space: nowrap; }
+        td.id { min-width: 17ch; }
+        td.wide { min-width: 16rem; }
         td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
         .wrap { overflow-x: auto; }
         .lvl { display: inline-block; min-width: 6.5rem; padding: 0 0.35rem; border: 1px solid currentColor;

@@ -4,7 +4,7 @@
 /// - Bidi controls (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069), other invisible format characters
 ///   (U+200B–U+200D, U+2060, U+FEFF) and C0/C1 controls other than tab and newline are replaced by a visible
 ///   marker such as `⟦U+202E⟧`, so a right-to-left override cannot disguise a value.
-/// - Values longer than the cap are cut (by characters) and end in `…`, with the full length noted.
+/// - Values longer than the cap are cut (by characters) and end in `… [N chars]` (the full value is in the CSV).
 public enum HTMLText {
     /// Escapes `& < > " '` only (for text we generated ourselves, or already neutralised text).
     public static func escape(_ text: String) -> String {
@@ -41,7 +41,7 @@ public enum HTMLText {
         var truncatedNote = ""
         if let maxCharacters, value.count > maxCharacters {
             value = String(value.prefix(maxCharacters))
-            truncatedNote = "<span class=\"trunc\">… (" + String(text.count) + " characters; full value in CSV)</span>"
+            truncatedNote = "<span class=\"trunc\">… [" + String(text.count) + " chars]</span>"
         }
         var out = ""
         var plain = ""

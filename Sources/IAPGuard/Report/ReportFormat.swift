@@ -31,6 +31,12 @@ public enum ReportFormat {
         return String(iso.prefix(10)) + " " + String(iso.dropFirst(11).prefix(5)) + " UTC"
     }
 
+    /// Epoch milliseconds for people, to the second: `2026-01-01 00:00:05 UTC`.
+    public static func humanTime(millis: Int64) -> String {
+        let iso = isoTime(millis: millis)
+        return String(iso.prefix(10)) + " " + String(iso.dropFirst(11).prefix(8)) + " UTC"
+    }
+
     /// Whether an evidence field holds a time: its name ends in `_at`, `_date`, `date`, `Date`, `_ms` or starts
     /// with `expires`, and its value is an integer epoch-ms between 2000-01-01 and 2100-01-01. Such values are
     /// shown and exported as ISO-8601 UTC.

@@ -72,8 +72,11 @@ public struct ReportWriter: Sendable {
             throw ReportError.cannotWrite(path: destination.path, reason: "\(error)")
         }
 
+        // The file keeps every run it has seen; earlier runs the pipeline passed in fill the gaps (same
+        // precedence as the trend: the input wins), and this run's line replaces any earlier line for it.
         var byRun: [Int64: RunHistoryEntry] = [:]
         for entry in fileHistory { byRun[entry.runID] = entry }
+        for entry in input.history where entry.runID < input.runID { byRun[entry.runID] = entry }
         byRun[input.runID] = model.current
         let history = byRun.values.sorted { $0.runID < $1.runID }
         try writeAtomically(Self.encodeHistory(history), name: Self.historyFileName)

@@ -58,7 +58,7 @@ enum SVGChart {
     /// Horizontal bars: label → value (milliunits), largest first; labels are untrusted.
     static func horizontalBars(_ items: [(label: String, value: Int64)], title: String, unit: String) -> String {
         let rowHeight = 22.0
-        let labelWidth = 130.0
+        let labelWidth = 140.0
         let width = 640.0
         let height = rowHeight * Double(max(items.count, 1)) + 8
         let maxValue = max(1, items.map(\.value).max() ?? 1)
@@ -67,7 +67,7 @@ enum SVGChart {
         for (index, item) in items.enumerated() {
             let y = 4 + Double(index) * rowHeight
             let w = max(1, plotWidth * Double(max(item.value, 0)) / Double(maxValue))
-            out += "<text class=\"axis\" x=\"\(num(labelWidth - 6))\" y=\"\(num(y + 15))\" text-anchor=\"end\">\(HTMLText.plain(item.label, maxCharacters: 16))</text>"
+            out += "<text class=\"axis\" x=\"\(num(labelWidth - 6))\" y=\"\(num(y + 15))\" text-anchor=\"end\">\(HTMLText.plain(item.label, maxCharacters: 12))</text>"
             out += "<rect class=\"fill-bar\" x=\"\(num(labelWidth))\" y=\"\(num(y + 3))\" width=\"\(num(w))\" height=\"\(num(rowHeight - 6))\"></rect>"
             out += "<text class=\"axis\" x=\"\(num(labelWidth + w + 6))\" y=\"\(num(y + 15))\">\(HTMLText.escape(ReportFormat.decimal(milliunits: item.value) + " " + unit))</text>"
         }
