@@ -44,7 +44,7 @@ import Testing
     @Test func htmlEscapesAllFiveCharactersAndMarksBidiControls() {
         #expect(HTMLText.escape("<a href='x'>&\"</a>") == "&lt;a href=&#39;x&#39;&gt;&amp;&quot;&lt;/a&gt;")
         #expect(HTMLText.data("a\u{202E}b") == "<bdi>a<span class=\"ctl\">⟦U+202E⟧</span>b</bdi>")
-        #expect(HTMLText.data("abcdef", maxCharacters: 3)== "<bdi>abc</bdi><span class=\"trunc\">… [6 chars]</span>")
+        #expect(HTMLText.data("abcdef", maxCharacters: 3) == "<bdi>abc</bdi><span class=\"trunc\">… [6 chars]</span>")
         #expect(HTMLText.plain("x\u{2066}<y>", maxCharacters: 50) == "x⟦U+2066⟧&lt;y&gt;")
         #expect(HTMLText.anchor("IAP-001\"><") == "IAP-001___")
     }
