@@ -125,4 +125,17 @@ import Testing
         let byLevel = try #require(change["by_level"] as? [String: Int])
         #expect(byLevel["high"] == 1 && byLevel["critical"] == 0 && byLevel["medium"] == -1)
     }
+
+    @Test func htmlShowsAtMostTheRowCapPerRuleAndPointsToTheCSVForTheRest() throws {
+        let reports = try ReportTestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: reports) }
+        let folder = try ReportWriter(reportsDirectory: reports, options: ReportOptions(maxHTMLRowsPerRule: 3))
+            .write(ReportFixtures.hostile())
+        let html = try String(contentsOf: folder.appendingPathComponent("report.html"), encoding: .utf8)
+        // 16 active hits: 3 shown, 13 left to the CSV; inconclusive and suppressed buckets have 1 each.
+        #expect(html.contains("13 more not shown here"))
+        #expect(html.components(separatedBy: "<details id=\"hit-").count - 1 == 3 + 1 + 1)
+        let rows = try ReportTestSupport.pythonCSVRows(folder.appendingPathComponent("findings.csv"))
+        #expect(rows.count - 1 == ReportFixtures.hostile().findings.count)
+    }
 }
