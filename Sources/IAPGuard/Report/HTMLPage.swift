@@ -97,7 +97,7 @@ enum HTMLPage {
         th[scope=row] { background: var(--head); font-weight: 600; }
         table.kv th[scope=row] { width: 38%; }
         td.nw { white-space: nowrap; }
-        td.id { min-width: 17ch; }
+        td.id { min-width: 10rem; }
         td.wide { min-width: 16rem; }
         td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
         .wrap { overflow-x: auto; }
