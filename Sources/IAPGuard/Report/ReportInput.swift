@@ -1,0 +1,154 @@
+/// Everything one report is made from: a plain value the pipeline fills in after the rules ran.
+///
+/// The report never reads the store or the clock: the same `ReportInput` always produces the same bytes.
+/// Times are epoch milliseconds UTC; money is milliunits (`990` = 0.99).
+public struct ReportInput: Sendable, Hashable, Codable {
+    /// One configured source and what this run read from it.
+    public struct Source: Sendable, Hashable, Codable {
+        public var name: String
+        /// `receipts`, `signed-transactions`, `notifications`, `orders`, `credits`.
+        public var kind: String
+        /// Records read in this run.
+        public var records: Int
+        public var inserted: Int
+        public var updated: Int
+        public var unchanged: Int
+        /// Records quarantined (could not be parsed or verified).
+        public var errors: Int
+        /// Where the source stands after this run (a file offset, a last id, a time), as text.
+        public var watermark: String?
+
+        public init(
+            name: String, kind: String, records: Int, inserted: Int, updated: Int, unchanged: Int, errors: Int,
+            watermark: String?
+        ) {
+            self.name = name
+            self.kind = kind
+            self.records = records
+            self.inserted = inserted
+            self.updated = updated
+            self.unchanged = unchanged
+            self.errors = errors
+            self.watermark = watermark
+        }
+    }
+
+    /// What a rule means, from its YAML file.
+    public struct RuleDescription: Sendable, Hashable, Codable {
+        /// `IAP-001`.
+        public var id: String
+        public var title: String
+        public var version: String
+        public var description: String
+        /// The rule's default level.
+        public var level: Finding.Level
+        /// `stable`, `test` or `experimental`. Experimental rules never fail the run.
+        public var status: String
+        /// What to do about a hit: text, or an `https://` link (only `http(s)` links become links).
+        public var runbook: String?
+        /// Known legitimate causes of hits.
+        public var falsePositives: [String]
+
+        public init(
+            id: String, title: String, version: String, description: String, level: Finding.Level,
+            status: String, runbook: String?, falsePositives: [String]
+        ) {
+            self.id = id
+            self.title = title
+            self.version = version
+            self.description = description
+            self.level = level
+            self.status = status
+            self.runbook = runbook
+            self.falsePositives = falsePositives
+        }
+
+        /// Whether the rule is experimental (its hits are reported but never fail the run).
+        public var isExperimental: Bool { status.lowercased() == "experimental" }
+    }
+
+    /// How a rule's evaluation went, as the engine reports it. Hit counts are taken from the findings.
+    public struct RuleCount: Sendable, Hashable, Codable {
+        public var ruleID: String
+        /// Entities the rule examined (transactions, users, ...), if the engine counts them.
+        public var evaluated: Int?
+        /// Set when the rule failed to run (its findings are then missing from this report).
+        public var error: String?
+
+        public init(ruleID: String, evaluated: Int?, error: String? = nil) {
+            self.ruleID = ruleID
+            self.evaluated = evaluated
+            self.error = error
+        }
+    }
+
+    /// How many records were quarantined for one reason in one source.
+    public struct QuarantineCount: Sendable, Hashable, Codable {
+        public var sourceName: String
+        public var reason: String
+        public var count: Int
+
+        public init(sourceName: String, reason: String, count: Int) {
+            self.sourceName = sourceName
+            self.reason = reason
+            self.count = count
+        }
+    }
+
+    /// One FX-normalised price / reference price ratio, for the arbitrage (IAP-008) distribution chart.
+    public struct PriceRatio: Sendable, Hashable, Codable {
+        public var storefront: String?
+        /// Paid price in the reference currency divided by the reference price (1.0 = list price).
+        public var ratio: Double
+
+        public init(storefront: String?, ratio: Double) {
+            self.storefront = storefront
+            self.ratio = ratio
+        }
+    }
+
+    public var runID: Int64
+    /// The window the rules looked at (epoch ms), if bounded.
+    public var windowSince: Int64?
+    public var windowUntil: Int64?
+    public var startedAt: Int64
+    public var finishedAt: Int64
+    public var toolVersion: String
+    /// Hash of the effective configuration (rules included), as recorded in `runs`.
+    public var configHash: String
+    /// ISO 4217 code of `Finding.amountRef` and the money-at-risk totals.
+    public var referenceCurrency: String
+    public var sources: [Source]
+    public var findings: [Finding]
+    public var rules: [RuleDescription]
+    public var ruleCounts: [RuleCount]
+    public var quarantine: [QuarantineCount]
+    /// Earlier runs (any order); entries for this run id or later are ignored.
+    public var history: [RunHistoryEntry]
+    /// Price ratios of the purchases IAP-008 examined. When `nil`, the ratios are read from IAP-008 findings'
+    /// `observed` values that are plain numbers.
+    public var priceRatios: [PriceRatio]?
+
+    public init(
+        runID: Int64, windowSince: Int64?, windowUntil: Int64?, startedAt: Int64, finishedAt: Int64,
+        toolVersion: String, configHash: String, referenceCurrency: String, sources: [Source],
+        findings: [Finding], rules: [RuleDescription], ruleCounts: [RuleCount], quarantine: [QuarantineCount],
+        history: [RunHistoryEntry], priceRatios: [PriceRatio]? = nil
+    ) {
+        self.runID = runID
+        self.windowSince = windowSince
+        self.windowUntil = windowUntil
+        self.startedAt = startedAt
+        self.finishedAt = finishedAt
+        self.toolVersion = toolVersion
+        self.configHash = configHash
+        self.referenceCurrency = referenceCurrency
+        self.sources = sources
+        self.findings = findings
+        self.rules = rules
+        self.ruleCounts = ruleCounts
+        self.quarantine = quarantine
+        self.history = history
+        self.priceRatios = priceRatios
+    }
+}

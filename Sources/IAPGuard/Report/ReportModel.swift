@@ -1,0 +1,203 @@
+import Foundation
+
+/// The numbers and orderings every output shares, computed once from a `ReportInput` (user ids already
+/// pseudonymised when asked). Pure: no clock, no disk.
+struct ReportModel: Sendable {
+    /// How a finding is shown: active hits first, then inconclusive, suppressed and resolved ones.
+    enum Bucket: Int, Sendable, CaseIterable {
+        case active, inconclusive, suppressed, resolved
+
+        init(_ finding: Finding) {
+            if finding.status == .suppressed || finding.suppression != nil {
+                self = .suppressed
+            } else if finding.status == .resolved {
+                self = .resolved
+            } else if finding.outcome == .inconclusive {
+                self = .inconclusive
+            } else {
+                self = .active
+            }
+        }
+    }
+
+    /// One rule's part of the report.
+    struct RuleSection: Sendable {
+        var id: String
+        var description: ReportInput.RuleDescription?
+        var count: ReportInput.RuleCount?
+        var active: [Finding] = []
+        var inconclusive: [Finding] = []
+        var suppressed: [Finding] = []
+        var resolved: [Finding] = []
+        var moneyAtRisk: Int64 = 0
+
+        var title: String {
+            description?.title ?? active.first?.ruleTitle ?? inconclusive.first?.ruleTitle
+                ?? suppressed.first?.ruleTitle ?? resolved.first?.ruleTitle ?? id
+        }
+        var isExperimental: Bool { description?.isExperimental ?? false }
+        var newCount: Int { active.filter { $0.status == .new }.count }
+        var all: [Finding] { active + inconclusive + suppressed + resolved }
+    }
+
+    let input: ReportInput
+    let pseudonymized: Bool
+    /// Every finding, in output order: by rule id, bucket, level (high first), money at risk, finding id.
+    let findings: [Finding]
+    let sections: [RuleSection]
+    let countsByLevel: [Finding.Level: Int]
+    let newCount: Int
+    let recurringCount: Int
+    let inconclusiveCount: Int
+    let suppressedCount: Int
+    let resolvedCount: Int
+    /// Active hits' money at risk, each transaction counted once (its largest amount), reference milliunits.
+    let moneyAtRisk: Int64
+    /// Money at risk per storefront (unknown storefront: `nil`), largest first.
+    let moneyByStorefront: [(storefront: String?, amount: Int64)]
+    let priceRatios: [Double]
+    /// The latest earlier run, if any.
+    let previous: RunHistoryEntry?
+    /// This run as a history entry.
+    let current: RunHistoryEntry
+    /// Recent runs, oldest first, ending with this one.
+    let trend: [RunHistoryEntry]
+
+    init(input raw: ReportInput, options: ReportOptions, fileHistory: [RunHistoryEntry]) {
+        let pseudonymizer = UserIDPseudonymizer(key: options.pseudonymizeUserIDs)
+        var input = raw
+        if pseudonymizer.isActive {
+            let known = Self.userIDs(in: raw.findings)
+            input.findings = raw.findings.map { Self.pseudonymize($0, with: pseudonymizer, knownUserIDs: known) }
+        }
+        self.input = input
+        self.pseudonymized = pseudonymizer.isActive
+
+        // Sections: every described rule, plus any rule id that only appears in findings or counts.
+        var byID: [String: RuleSection] = [:]
+        for rule in input.rules { byID[rule.id, default: RuleSection(id: rule.id)].description = rule }
+        for count in input.ruleCounts { byID[count.ruleID, default: RuleSection(id: count.ruleID)].count = count }
+        for finding in input.findings {
+            var section = byID[finding.ruleID, default: RuleSection(id: finding.ruleID)]
+            switch Bucket(finding) {
+            case .active: section.active.append(finding)
+            case .inconclusive: section.inconclusive.append(finding)
+            case .suppressed: section.suppressed.append(finding)
+            case .resolved: section.resolved.append(finding)
+            }
+            byID[finding.ruleID] = section
+        }
+        var sections = byID.values.sorted { $0.id < $1.id }
+        for index in sections.indices {
+            sections[index].active.sort(by: Self.hitOrder)
+            sections[index].inconclusive.sort(by: Self.hitOrder)
+            sections[index].suppressed.sort(by: Self.hitOrder)
+            sections[index].resolved.sort(by: Self.hitOrder)
+            sections[index].moneyAtRisk = Self.dedupedMoney(sections[index].active).values.reduce(0) { $0 + $1.amount }
+        }
+        self.sections = sections
+        self.findings = sections.flatMap(\.all)
+
+        let active = sections.flatMap(\.active)
+        var levels: [Finding.Level: Int] = [:]
+        for level in Finding.Level.allCases { levels[level] = 0 }
+        for finding in active { levels[finding.level, default: 0] += 1 }
+        self.countsByLevel = levels
+        self.newCount = active.filter { $0.status == .new }.count
+        self.recurringCount = active.count - newCount
+        self.inconclusiveCount = sections.reduce(0) { $0 + $1.inconclusive.count }
+        self.suppressedCount = sections.reduce(0) { $0 + $1.suppressed.count }
+        self.resolvedCount = sections.reduce(0) { $0 + $1.resolved.count }
+
+        let money = Self.dedupedMoney(active)
+        self.moneyAtRisk = money.values.reduce(0) { $0 + $1.amount }
+        var byStorefront: [String?: Int64] = [:]
+        for item in money.values { byStorefront[item.storefront, default: 0] += item.amount }
+        self.moneyByStorefront = byStorefront.map { (storefront: $0.key, amount: $0.value) }
+            .filter { $0.amount != 0 }
+            .sorted { $0.amount != $1.amount ? $0.amount > $1.amount : ($0.storefront ?? "\u{10FFFF}") < ($1.storefront ?? "\u{10FFFF}") }
+
+        if let given = input.priceRatios {
+            self.priceRatios = given.map(\.ratio).filter(\.isFinite)
+        } else {
+            self.priceRatios = input.findings.filter { $0.ruleID == "IAP-008" && $0.outcome == .hit }
+                .compactMap { $0.observed.flatMap { Double($0.trimmingCharacters(in: .whitespaces)) } }
+                .filter(\.isFinite)
+        }
+
+        var hitsByRule: [String: Int] = [:]
+        for section in sections where !section.active.isEmpty { hitsByRule[section.id] = section.active.count }
+        self.current = RunHistoryEntry(
+            runID: input.runID, finishedAt: input.finishedAt,
+            countsByLevel: Dictionary(uniqueKeysWithValues: levels.map { ($0.key.rawValue, $0.value) }),
+            hitsByRule: hitsByRule, moneyAtRisk: moneyAtRisk, referenceCurrency: input.referenceCurrency)
+
+        var earlier: [Int64: RunHistoryEntry] = [:]
+        for entry in fileHistory where entry.runID < input.runID { earlier[entry.runID] = entry }
+        for entry in input.history where entry.runID < input.runID { earlier[entry.runID] = entry }
+        let ordered = earlier.values.sorted { $0.runID < $1.runID }
+        self.previous = ordered.last
+        self.trend = Array(ordered.suffix(options.trendRuns - 1)) + [current]
+    }
+
+    /// Level (highest first), then money at risk (largest first, none last), then finding id.
+    static func hitOrder(_ a: Finding, _ b: Finding) -> Bool {
+        if a.level != b.level { return a.level > b.level }
+        let am = a.amountRef ?? Int64.min
+        let bm = b.amountRef ?? Int64.min
+        if am != bm { return am > bm }
+        if a.findingID != b.findingID { return a.findingID < b.findingID }
+        return (a.transactionID ?? "") < (b.transactionID ?? "")
+    }
+
+    /// Money at risk keyed by transaction id (or finding id when there is none), the largest amount kept.
+    static func dedupedMoney(_ findings: [Finding]) -> [String: (amount: Int64, storefront: String?)] {
+        var out: [String: (amount: Int64, storefront: String?)] = [:]
+        for finding in findings {
+            guard let amount = finding.amountRef else { continue }
+            let key = finding.transactionID.map { "t:" + $0 } ?? "f:" + finding.findingID
+            if let existing = out[key], existing.amount >= amount { continue }
+            out[key] = (amount, finding.storefront)
+        }
+        return out
+    }
+
+    /// Every user id in the findings (user ids and user-id evidence fields).
+    static func userIDs(in findings: [Finding]) -> [String] {
+        var ids = Set<String>()
+        for finding in findings {
+            if let user = finding.userID { ids.insert(user) }
+            for row in finding.evidence {
+                for field in row.fields where UserIDPseudonymizer.isUserField(field.name) {
+                    guard let value = field.value else { continue }
+                    for part in value.split(separator: ",") {
+                        let trimmed = part.trimmingCharacters(in: .whitespaces)
+                        if !trimmed.isEmpty { ids.insert(trimmed) }
+                    }
+                }
+            }
+        }
+        return ids.sorted()
+    }
+
+    static func pseudonymize(_ finding: Finding, with p: UserIDPseudonymizer, knownUserIDs: [String]) -> Finding {
+        var f = finding
+        f.userID = finding.userID.map { p.pseudonym($0) }
+        f.summary = p.scrub(finding.summary, knownUserIDs: knownUserIDs)
+        f.observed = finding.observed.map { p.scrub($0, knownUserIDs: knownUserIDs) }
+        f.threshold = finding.threshold.map { p.scrub($0, knownUserIDs: knownUserIDs) }
+        f.inconclusiveReason = finding.inconclusiveReason.map { p.scrub($0, knownUserIDs: knownUserIDs) }
+        f.evidence = finding.evidence.map { row in
+            EvidenceRow(
+                kind: row.kind,
+                fields: row.fields.map { field in
+                    guard let value = field.value else { return field }
+                    if UserIDPseudonymizer.isUserField(field.name) {
+                        return EvidenceField(name: field.name, value: p.pseudonymField(value))
+                    }
+                    return EvidenceField(name: field.name, value: p.scrub(value, knownUserIDs: knownUserIDs))
+                })
+        }
+        return f
+    }
+}

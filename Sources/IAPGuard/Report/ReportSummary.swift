@@ -1,0 +1,157 @@
+import Foundation
+
+/// `summary.json`: the run's numbers for machines. Schema documented in `docs/reports.md`; keys are written
+/// sorted, two-space indented, so equal inputs give equal bytes. Bump `schemaVersion` on any incompatible
+/// change; adding keys is compatible.
+struct ReportSummary: Encodable {
+    static let schemaVersion = 1
+
+    struct Run: Encodable {
+        var runID: Int64
+        var windowSince: String?
+        var windowUntil: String?
+        var startedAt: String
+        var finishedAt: String
+        var toolVersion: String
+        var configHash: String
+        var referenceCurrency: String
+        var userIDsPseudonymized: Bool
+        enum CodingKeys: String, CodingKey {
+            case runID = "run_id", windowSince = "window_since", windowUntil = "window_until"
+            case startedAt = "started_at", finishedAt = "finished_at", toolVersion = "tool_version"
+            case configHash = "config_hash", referenceCurrency = "reference_currency"
+            case userIDsPseudonymized = "user_ids_pseudonymized"
+        }
+    }
+
+    struct Source: Encodable {
+        var name, kind: String
+        var records, inserted, updated, unchanged, errors: Int
+        var watermark: String?
+    }
+
+    struct Totals: Encodable {
+        var byLevel: [String: Int]
+        var active, new, recurring, inconclusive, suppressed, resolved: Int
+        var moneyAtRisk: String
+        var moneyAtRiskMilli: Int64
+        enum CodingKeys: String, CodingKey {
+            case byLevel = "by_level", active, new, recurring, inconclusive, suppressed, resolved
+            case moneyAtRisk = "money_at_risk", moneyAtRiskMilli = "money_at_risk_milli"
+        }
+    }
+
+    struct Change: Encodable {
+        var previousRunID: Int64
+        var byLevel: [String: Int]
+        var active: Int
+        var moneyAtRiskMilli: Int64
+        enum CodingKeys: String, CodingKey {
+            case previousRunID = "previous_run_id", byLevel = "by_level", active
+            case moneyAtRiskMilli = "money_at_risk_milli"
+        }
+    }
+
+    struct Rule: Encodable {
+        var id, title: String
+        var version: String?
+        var level: String?
+        var status: String?
+        var experimental: Bool
+        var evaluated: Int?
+        var error: String?
+        var active, new, inconclusive, suppressed, resolved: Int
+        var byLevel: [String: Int]
+        var moneyAtRisk: String
+        enum CodingKeys: String, CodingKey {
+            case id, title, version, level, status, experimental, evaluated, error, active, new, inconclusive
+            case suppressed, resolved, byLevel = "by_level", moneyAtRisk = "money_at_risk"
+        }
+    }
+
+    struct Quarantine: Encodable {
+        var source, reason: String
+        var count: Int
+    }
+
+    struct Storefront: Encodable {
+        var storefront: String?
+        var moneyAtRisk: String
+        enum CodingKeys: String, CodingKey { case storefront, moneyAtRisk = "money_at_risk" }
+    }
+
+    var schemaVersion = ReportSummary.schemaVersion
+    var run: Run
+    var sources: [Source]
+    var totals: Totals
+    var changeSincePrevious: Change?
+    var rules: [Rule]
+    var quarantine: [Quarantine]
+    var moneyAtRiskByStorefront: [Storefront]
+    var files: [String]
+
+    enum CodingKeys: String, CodingKey {
+        case schemaVersion = "schema_version", run, sources, totals
+        case changeSincePrevious = "change_since_previous", rules, quarantine
+        case moneyAtRiskByStorefront = "money_at_risk_by_storefront", files
+    }
+
+    init(_ model: ReportModel) {
+        let input = model.input
+        run = Run(
+            runID: input.runID, windowSince: input.windowSince.map { ReportFormat.isoTime(millis: $0) },
+            windowUntil: input.windowUntil.map { ReportFormat.isoTime(millis: $0) },
+            startedAt: ReportFormat.isoTime(millis: input.startedAt),
+            finishedAt: ReportFormat.isoTime(millis: input.finishedAt), toolVersion: input.toolVersion,
+            configHash: input.configHash, referenceCurrency: input.referenceCurrency,
+            userIDsPseudonymized: model.pseudonymized)
+        sources = input.sources.map {
+            Source(
+                name: $0.name, kind: $0.kind, records: $0.records, inserted: $0.inserted, updated: $0.updated,
+                unchanged: $0.unchanged, errors: $0.errors, watermark: $0.watermark)
+        }
+        let active = model.countsByLevel.values.reduce(0, +)
+        totals = Totals(
+            byLevel: Dictionary(uniqueKeysWithValues: model.countsByLevel.map { ($0.key.rawValue, $0.value) }),
+            active: active, new: model.newCount, recurring: model.recurringCount,
+            inconclusive: model.inconclusiveCount, suppressed: model.suppressedCount, resolved: model.resolvedCount,
+            moneyAtRisk: ReportFormat.decimal(milliunits: model.moneyAtRisk), moneyAtRiskMilli: model.moneyAtRisk)
+        if let previous = model.previous {
+            var change: [String: Int] = [:]
+            for level in Finding.Level.allCases {
+                change[level.rawValue] = (model.countsByLevel[level] ?? 0) - previous.count(level)
+            }
+            changeSincePrevious = Change(
+                previousRunID: previous.runID, byLevel: change, active: active - previous.total,
+                moneyAtRiskMilli: model.moneyAtRisk - previous.moneyAtRisk)
+        }
+        rules = model.sections.map { section in
+            var byLevel: [String: Int] = [:]
+            for level in Finding.Level.allCases { byLevel[level.rawValue] = 0 }
+            for f in section.active { byLevel[f.level.rawValue, default: 0] += 1 }
+            return Rule(
+                id: section.id, title: section.title, version: section.description?.version,
+                level: section.description?.level.rawValue, status: section.description?.status,
+                experimental: section.isExperimental, evaluated: section.count?.evaluated, error: section.count?.error,
+                active: section.active.count, new: section.newCount, inconclusive: section.inconclusive.count,
+                suppressed: section.suppressed.count, resolved: section.resolved.count, byLevel: byLevel,
+                moneyAtRisk: ReportFormat.decimal(milliunits: section.moneyAtRisk))
+        }
+        quarantine = input.quarantine
+            .sorted { ($0.sourceName, $0.reason) < ($1.sourceName, $1.reason) }
+            .map { Quarantine(source: $0.sourceName, reason: $0.reason, count: $0.count) }
+        moneyAtRiskByStorefront = model.moneyByStorefront.map {
+            Storefront(storefront: $0.storefront, moneyAtRisk: ReportFormat.decimal(milliunits: $0.amount))
+        }
+        files = ReportWriter.runFiles
+    }
+
+    /// The JSON bytes (sorted keys, pretty-printed, trailing newline).
+    func encoded() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        var data = try encoder.encode(self)
+        data.append(0x0A)
+        return data
+    }
+}
