@@ -16,10 +16,14 @@ public struct Pipeline {
     /// Options of one run.
     public struct Options: Sendable {
         public var since: Int64?
+        /// The rules' "now" (grace periods end before it); defaults to the wall clock.
         public var until: Int64?
-        public init(since: Int64? = nil, until: Int64? = nil) {
+        /// Findings at or above this level make the run exit with the findings code (`nil`: never).
+        public var failOn: Finding.Level?
+        public init(since: Int64? = nil, until: Int64? = nil, failOn: Finding.Level? = .high) {
             self.since = since
             self.until = until
+            self.failOn = failOn
         }
     }
 
@@ -35,6 +39,7 @@ public struct Pipeline {
                 startedAt: Clock.nowMillis(), windowSince: options.since, windowUntil: options.until,
                 configHash: config.hash, toolVersion: IAPGuardInfo.version))
         var summary = RunSummary(runID: runID, storePath: storePath)
+        summary.startedAt = Clock.nowMillis()
         logger.info("run started", metadata: ["run_id": "\(runID)", "store": "\(storePath)"])
 
         var reference = config.referenceData
@@ -81,9 +86,67 @@ public struct Pipeline {
         }
 
         try fillStoreCounts(store, into: &summary)
+        if !summary.stopped, let rulesDirectory = config.rulesDirectory {
+            try evaluateAndReport(
+                store: store, rulesDirectory: rulesDirectory, runID: runID, options: options, summary: &summary)
+        }
         let status = summary.stopped ? "stopped" : (summary.errors.isEmpty ? "ok" : "partial")
         try store.finishRun(runID, status: status, finishedAt: Clock.nowMillis(), summaryJSON: summary.jsonText())
         return summary
+    }
+
+    /// Runs the rule files against the store, persists the findings and writes the run's report folder.
+    func evaluateAndReport(
+        store: SQLiteStore, rulesDirectory: URL, runID: Int64, options: Options, summary: inout RunSummary
+    ) throws {
+        let (rules, loadErrors) = RuleSet.load(from: rulesDirectory)
+        for error in loadErrors {
+            summary.ruleErrors.append("\(error)")
+            logger.error("rule file rejected", metadata: ["error": "\(error)"])
+        }
+        let now = options.until ?? Clock.nowMillis()
+        let engine = RuleEngine(
+            store: store, referenceCurrency: config.referenceCurrency, paramOverrides: config.ruleParams)
+        let result = try engine.evaluate(rules: rules, runID: runID, now: now, since: options.since)
+        try engine.persist(result, runID: runID)
+        for stats in result.erroredRules {
+            summary.ruleErrors.append("\(stats.ruleID): \(stats.error ?? "error")")
+        }
+        summary.ruleStats = result.stats.sorted { $0.ruleID < $1.ruleID }
+        let experimental = Set(rules.filter { !$0.status.failsRun }.map(\.id))
+        summary.findingsAtOrAboveFailOn =
+            RunExitCode.forCompletedRun(
+                findings: result.findings, failOn: options.failOn, experimentalRuleIDs: experimental) == .findings
+
+        var quarantine: [ReportInput.QuarantineCount] = []
+        for row in try store.database.query(
+            "SELECT source_name, reason, COUNT(*) FROM quarantine GROUP BY source_name, reason ORDER BY 1, 2")
+        {
+            quarantine.append(
+                .init(sourceName: row[0].textValue ?? "", reason: row[1].textValue ?? "", count: Int(row[2].integerValue ?? 0)))
+        }
+        let writer = ReportWriter(reportsDirectory: config.reportsDirectory)
+        let input = ReportInput(
+            runID: runID, windowSince: options.since, windowUntil: now, startedAt: summary.startedAt,
+            finishedAt: Clock.nowMillis(), toolVersion: IAPGuardInfo.version, configHash: config.hash,
+            referenceCurrency: config.referenceCurrency,
+            sources: summary.sources.map {
+                .init(
+                    name: $0.name, kind: $0.kind, records: $0.counts.records, inserted: $0.counts.inserted,
+                    updated: $0.counts.updated, unchanged: $0.counts.unchanged, errors: $0.counts.errors,
+                    watermark: $0.counts.filesSkipped > 0 ? "\($0.counts.filesSkipped) unchanged file(s) skipped" : nil)
+            },
+            findings: result.findings,
+            rules: rules.map {
+                .init(
+                    id: $0.id, title: $0.title, version: $0.version, description: $0.description, level: $0.level,
+                    status: $0.status.rawValue, runbook: $0.runbook, falsePositives: $0.falsePositives)
+            },
+            ruleCounts: result.stats.map { .init(ruleID: $0.ruleID, evaluated: nil, error: $0.error) },
+            quarantine: quarantine, history: (try? writer.readHistory()) ?? [])
+        let folder = try writer.write(input)
+        summary.reportFolder = folder.path
+        logger.info("report written", metadata: ["folder": "\(folder.path)"])
     }
 
     func fillStoreCounts(_ store: SQLiteStore, into summary: inout RunSummary) throws {
@@ -145,6 +208,17 @@ extension RunSummary {
             )
         }
         lines.append("quarantined records: \(quarantined)")
+        if !ruleStats.isEmpty {
+            lines.append("rules: hits (new/recurring), inconclusive, suppressed, resolved")
+            for stats in ruleStats {
+                lines.append(
+                    "  \(stats.ruleID.padding(toLength: 8, withPad: " ", startingAt: 0)) \(stats.hits) (\(stats.new)/\(stats.recurring)), "
+                        + "\(stats.inconclusive), \(stats.suppressed), \(stats.resolved)"
+                        + (stats.error.map { "  error: \($0)" } ?? ""))
+            }
+        }
+        if let reportFolder { lines.append("report: \(reportFolder)/report.html") }
+        for error in ruleErrors { lines.append("rule error: \(error)") }
         for error in errors { lines.append("error: \(error)") }
         if stopped { lines.append("stopped early on a signal; the next run continues from what was committed") }
         return lines.joined(separator: "\n")

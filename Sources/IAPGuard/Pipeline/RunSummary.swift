@@ -20,6 +20,15 @@ public struct RunSummary: Sendable, Codable {
     /// Problems that stopped part of the run (a missing source file, ...).
     public var errors: [String] = []
     public var stopped = false
+    public var startedAt: Int64 = 0
+    /// Per-rule counts of the rule phase.
+    public var ruleStats: [RuleRunResult.RuleStats] = []
+    /// Rule files that did not load and rules whose query failed (the other rules still ran).
+    public var ruleErrors: [String] = []
+    /// Whether findings at or above `--fail-on` were found (exit code 2).
+    public var findingsAtOrAboveFailOn = false
+    /// The report folder written by this run.
+    public var reportFolder: String?
 
     public init(runID: Int64, storePath: String) {
         self.runID = runID
