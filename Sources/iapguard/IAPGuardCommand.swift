@@ -7,6 +7,6 @@ struct IAPGuardCommand: AsyncParsableCommand {
         commandName: "iapguard",
         abstract: "Catch fraud and mistakes in App Store in-app purchases.",
         version: IAPGuardInfo.version,
-        subcommands: []
+        subcommands: [GenerateCommand.self]
     )
 }
