@@ -27,7 +27,7 @@ extension UserSimulator {
         case .productMismatch: try productMismatch()
         case .quantityMismatch: try quantityMismatch(k)
         case .unconfirmedCredit: try unconfirmedCredit()
-        case .familySharing: try familySharing(slot)
+        case .familySharing: try familySharing(k, slot)
         case .subscriptionRenewals: try subscriptionRenewals()
         case .testerSandbox: try testerSandbox()
         case .traveller: try traveller(k)
@@ -596,19 +596,38 @@ extension UserSimulator {
 
     // MARK: benign look-alikes (no-hit)
 
-    func familySharing(_ slot: Int) throws {
+    func familySharing(_ k: Int, _ slot: Int) throws {
         try runNormal(allowNoAds: false)
         let member = helper(slot, 0)
-        let t0 = scenarioTime()
+        let t0 = scenarioTime(beforeEnd: 5 * WorldTime.day)
         let made = try buy(C.noAds, at: t0, channel: .jws, noise: false)
         let at = t0 + rng.int64(WorldTime.hour...2 * WorldTime.day)
         let shared = newTransaction(
             C.noAds, storefront: user.home, at: at, token: nil, original: made.tx, ownership: "FAMILY_SHARED")
         try deliver(shared, channel: .jws, submitter: member.id, orderID: nil, at: at + rng.int64(2000...30000))
-        try sink.credit(newCredit(for: shared, order: nil, to: member, at: at + rng.int64(31000...60000)))
+        var credit = newCredit(for: shared, order: nil, to: member, at: at + rng.int64(31000...60000))
+        // Every other case: the purchaser stops sharing; Apple sends REVOKE and the backend takes the
+        // entitlement back in time.
+        let revokeAt = at + rng.int64(6 * WorldTime.hour...WorldTime.day)
+        if k % 2 == 1 {
+            credit.reversedAt = revokeAt + rng.int64(WorldTime.hour...3 * WorldTime.hour)
+            credit.reversalReason = "revoke"
+        }
+        try sink.credit(credit)
         let note = "bought by \(user.id), FAMILY_SHARED to \(member.id)"
         try truth(truthFor(.familySharing, "IAP-002", hit: false, tx: shared, user: member, note: note))
         try truth(truthFor(.familySharing, "IAP-013", hit: false, tx: shared, user: member, note: note))
+        if k % 2 == 1 {
+            var revoked = shared
+            revoked.revocationDate = revokeAt
+            revoked.revocationReason = 0
+            revoked.revocationType = "FAMILY_REVOKE"
+            try notify("REVOKE", about: revoked, at: revokeAt + rng.int64(5000...60000), autoRenew: false)
+            try truth(
+                truthFor(
+                    .familySharing, "IAP-015", hit: false, tx: shared, user: member,
+                    note: "family sharing stopped: REVOKE, entitlement reversed within hours"))
+        }
     }
 
     func subscriptionRenewals() throws {
