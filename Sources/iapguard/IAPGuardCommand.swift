@@ -9,6 +9,8 @@ struct IAPGuardCommand: AsyncParsableCommand {
         version: IAPGuardInfo.version,
         subcommands: [
             RunCommand.self,
+            DemoCommand.self,
+            GenerateCommand.self,
             VerifyCommand.self,
             RulesCommand.self,
         ]

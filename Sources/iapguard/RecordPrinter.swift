@@ -31,10 +31,13 @@ struct RecordPrinter {
             }
         } else {
             // Details quote payload text: keep each record on one line and free of control characters.
-            let detail = String((outcome.detail ?? "-").unicodeScalars.map { scalar in
-                CharacterSet.controlCharacters.contains(scalar) ? " " : Character(scalar)
-            })
-            Swift.print("\(file):\(line)  \(outcome.status.rawValue)  \(kind?.rawValue ?? "unknown")  \(outcome.reason ?? "-")  \(detail)")
+            let detail = String(
+                (outcome.detail ?? "-").unicodeScalars.map { scalar in
+                    CharacterSet.controlCharacters.contains(scalar) ? " " : Character(scalar)
+                })
+            Swift.print(
+                "\(file):\(line)  \(outcome.status.rawValue)  \(kind?.rawValue ?? "unknown")  \(outcome.reason ?? "-")  \(detail)"
+            )
         }
     }
 }

@@ -27,7 +27,9 @@ struct RulesCommand: ParsableCommand {
     }
 
     static func printLoadErrors(_ errors: [RuleLoadError]) {
-        for error in errors { FileHandle.standardError.write(Data("\(error.file):\(error.line): error: \(error.message)\n".utf8)) }
+        for error in errors {
+            FileHandle.standardError.write(Data("\(error.file):\(error.line): error: \(error.message)\n".utf8))
+        }
     }
 
     struct List: ParsableCommand {
@@ -39,8 +41,11 @@ struct RulesCommand: ParsableCommand {
             let (rules, errors) = RuleSet.load(from: folder)
             for rule in rules {
                 print(
-                    [rule.id, rule.level.rawValue, rule.status.rawValue, "v\(rule.version)", "\(rule.tests.count) tests", rule.title]
-                        .joined(separator: "\t"))
+                    [
+                        rule.id, rule.level.rawValue, rule.status.rawValue, "v\(rule.version)",
+                        "\(rule.tests.count) tests", rule.title,
+                    ]
+                    .joined(separator: "\t"))
             }
             printLoadErrors(errors)
             print("\(rules.count) rules loaded, \(errors.count) failed to load")
@@ -68,7 +73,8 @@ struct RulesCommand: ParsableCommand {
     }
 
     struct Test: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Run every rule's inline tests (fixtures in, expected hits out).")
+        static let configuration = CommandConfiguration(
+            abstract: "Run every rule's inline tests (fixtures in, expected hits out).")
         @OptionGroup var options: Options
 
         @Option(name: .long, help: "Only the rule with this id.")
@@ -118,7 +124,9 @@ struct RulesCommand: ParsableCommand {
         func validate() throws {
             guard EpochTime.parse(since) != nil else { throw ValidationError("--since: not a time: \(since)") }
             guard EpochTime.parse(until) != nil else { throw ValidationError("--until: not a time: \(until)") }
-            guard FileManager.default.fileExists(atPath: store) else { throw ValidationError("--store: no such file: \(store)") }
+            guard FileManager.default.fileExists(atPath: store) else {
+                throw ValidationError("--store: no such file: \(store)")
+            }
         }
 
         func run() throws {
@@ -132,7 +140,11 @@ struct RulesCommand: ParsableCommand {
                     until: EpochTime.parse(until) ?? 0)
             print(["rule", "baseline", "candidate", "new", "gone", "unchanged"].joined(separator: "\t"))
             for row in rows {
-                print([row.ruleID, "\(row.baselineHits)", "\(row.candidateHits)", "\(row.new.count)", "\(row.gone.count)", "\(row.unchanged)"].joined(separator: "\t"))
+                print(
+                    [
+                        row.ruleID, "\(row.baselineHits)", "\(row.candidateHits)", "\(row.new.count)",
+                        "\(row.gone.count)", "\(row.unchanged)",
+                    ].joined(separator: "\t"))
                 for f in row.new.prefix(show) { print("  + \(f.findingID) \(key(f)) \(f.summary)") }
                 for f in row.gone.prefix(show) { print("  - \(f.findingID) \(key(f)) \(f.summary)") }
                 for e in row.errors { print("  ! \(e)") }

@@ -19,7 +19,11 @@ struct RunCommand: ParsableCommand {
     @Flag(name: .long, help: "Log debug detail.")
     var verbose = false
 
-    @Option(name: .long, help: "Exit with code 2 when findings at or above this level are present (informational, low, medium, high, critical, none).")
+    @Option(
+        name: .long,
+        help:
+            "Exit with code 2 when findings at or above this level are present (informational, low, medium, high, critical, none)."
+    )
     var failOn: String = "high"
 
     @Option(name: .long, help: "The rules' now (RFC 3339); grace periods end before it. Default: the wall clock.")
@@ -41,7 +45,9 @@ struct RunCommand: ParsableCommand {
         }
         var options = Pipeline.Options(failOn: failLevel)
         if let until {
-            guard let ms = TimeParser.epochMillis(until) else { throw ValidationError("--until: expected an RFC 3339 time") }
+            guard let ms = TimeParser.epochMillis(until) else {
+                throw ValidationError("--until: expected an RFC 3339 time")
+            }
             options.until = ms
         }
         try Self.execute(config: loaded, options: options, logger: logger)

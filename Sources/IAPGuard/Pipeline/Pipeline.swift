@@ -123,7 +123,9 @@ public struct Pipeline {
             "SELECT source_name, reason, COUNT(*) FROM quarantine GROUP BY source_name, reason ORDER BY 1, 2")
         {
             quarantine.append(
-                .init(sourceName: row[0].textValue ?? "", reason: row[1].textValue ?? "", count: Int(row[2].integerValue ?? 0)))
+                .init(
+                    sourceName: row[0].textValue ?? "", reason: row[1].textValue ?? "",
+                    count: Int(row[2].integerValue ?? 0)))
         }
         let writer = ReportWriter(reportsDirectory: config.reportsDirectory)
         let input = ReportInput(

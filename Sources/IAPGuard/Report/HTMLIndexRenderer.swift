@@ -7,7 +7,8 @@ struct HTMLIndexRenderer {
 
     func render() -> String {
         var body = "<header><h1>iapguard reports</h1>\n"
-        body += "<p class=\"muted\">\(history.count) run\(history.count == 1 ? "" : "s"), newest first. Counts are active hits (new or recurring).</p></header>\n<main>\n"
+        body +=
+            "<p class=\"muted\">\(history.count) run\(history.count == 1 ? "" : "s"), newest first. Counts are active hits (new or recurring).</p></header>\n<main>\n"
         let recent = Array(history.sorted { $0.runID < $1.runID }.suffix(30))
         if !recent.isEmpty {
             body += SVGChart.trend(recent, currentRunID: recent.last?.runID ?? 0) + "\n<p class=\"legend\">"
@@ -22,15 +23,18 @@ struct HTMLIndexRenderer {
             body += "<th scope=\"col\" class=\"num\" data-type=\"number\">\(level.rawValue)</th>"
         }
         body += "<th scope=\"col\" class=\"num\" data-type=\"number\">All</th>"
-        body += "<th scope=\"col\" class=\"num\" data-type=\"number\">Money at risk</th><th scope=\"col\">Report</th></tr></thead><tbody>\n"
+        body +=
+            "<th scope=\"col\" class=\"num\" data-type=\"number\">Money at risk</th><th scope=\"col\">Report</th></tr></thead><tbody>\n"
         for run in history.sorted(by: { $0.runID > $1.runID }) {
             body += "<tr><th scope=\"row\" data-sort=\"\(run.runID)\">\(run.runID)</th>"
             body += "<td>\(HTMLText.escape(ReportFormat.isoTime(millis: run.finishedAt)))</td>"
             for level in Finding.Level.allCases.reversed() { body += "<td class=\"num\">\(run.count(level))</td>" }
             body += "<td class=\"num\">\(run.total)</td>"
-            body += "<td class=\"num\" data-sort=\"\(run.moneyAtRisk)\">\(HTMLText.escape(ReportFormat.decimal(milliunits: run.moneyAtRisk))) \(HTMLText.data(run.referenceCurrency, maxCharacters: 12))</td>"
+            body +=
+                "<td class=\"num\" data-sort=\"\(run.moneyAtRisk)\">\(HTMLText.escape(ReportFormat.decimal(milliunits: run.moneyAtRisk))) \(HTMLText.data(run.referenceCurrency, maxCharacters: 12))</td>"
             if existingReports.contains(run.runID) {
-                body += "<td><a href=\"\(run.runID)/report.html\">report</a> · <a href=\"\(run.runID)/findings.csv\">CSV</a></td>"
+                body +=
+                    "<td><a href=\"\(run.runID)/report.html\">report</a> · <a href=\"\(run.runID)/findings.csv\">CSV</a></td>"
             } else {
                 body += "<td class=\"none\">removed</td>"
             }

@@ -42,7 +42,8 @@ public enum ReportFormat {
     /// shown and exported as ISO-8601 UTC.
     public static func evidenceTime(name: String, value: String) -> Int64? {
         let lower = name.lowercased()
-        let timeLike = lower.hasSuffix("_at") || lower.hasSuffix("date") || lower.hasSuffix("_ms")
+        let timeLike =
+            lower.hasSuffix("_at") || lower.hasSuffix("date") || lower.hasSuffix("_ms")
             || lower.hasPrefix("expires")
         guard timeLike, !value.isEmpty, value.count <= 14, value.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }),
             let millis = Int64(value), millis >= 946_684_800_000, millis < 4_102_444_800_000

@@ -115,7 +115,10 @@ struct ReportModel: Sendable {
         for item in money.values { byStorefront[item.storefront, default: 0] += item.amount }
         self.moneyByStorefront = byStorefront.map { (storefront: $0.key, amount: $0.value) }
             .filter { $0.amount != 0 }
-            .sorted { $0.amount != $1.amount ? $0.amount > $1.amount : ($0.storefront ?? "\u{10FFFF}") < ($1.storefront ?? "\u{10FFFF}") }
+            .sorted {
+                $0.amount != $1.amount
+                    ? $0.amount > $1.amount : ($0.storefront ?? "\u{10FFFF}") < ($1.storefront ?? "\u{10FFFF}")
+            }
 
         if let given = input.priceRatios {
             self.priceRatios = given.map(\.ratio).filter(\.isFinite)

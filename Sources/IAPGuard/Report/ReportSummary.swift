@@ -17,9 +17,14 @@ struct ReportSummary: Encodable {
         var referenceCurrency: String
         var userIDsPseudonymized: Bool
         enum CodingKeys: String, CodingKey {
-            case runID = "run_id", windowSince = "window_since", windowUntil = "window_until"
-            case startedAt = "started_at", finishedAt = "finished_at", toolVersion = "tool_version"
-            case configHash = "config_hash", referenceCurrency = "reference_currency"
+            case runID = "run_id"
+            case windowSince = "window_since"
+            case windowUntil = "window_until"
+            case startedAt = "started_at"
+            case finishedAt = "finished_at"
+            case toolVersion = "tool_version"
+            case configHash = "config_hash"
+            case referenceCurrency = "reference_currency"
             case userIDsPseudonymized = "user_ids_pseudonymized"
         }
     }
@@ -36,8 +41,10 @@ struct ReportSummary: Encodable {
         var moneyAtRisk: String
         var moneyAtRiskMilli: Int64
         enum CodingKeys: String, CodingKey {
-            case byLevel = "by_level", active, new, recurring, inconclusive, suppressed, resolved
-            case moneyAtRisk = "money_at_risk", moneyAtRiskMilli = "money_at_risk_milli"
+            case byLevel = "by_level"
+            case active, new, recurring, inconclusive, suppressed, resolved
+            case moneyAtRisk = "money_at_risk"
+            case moneyAtRiskMilli = "money_at_risk_milli"
         }
     }
 
@@ -47,7 +54,9 @@ struct ReportSummary: Encodable {
         var active: Int
         var moneyAtRiskMilli: Int64
         enum CodingKeys: String, CodingKey {
-            case previousRunID = "previous_run_id", byLevel = "by_level", active
+            case previousRunID = "previous_run_id"
+            case byLevel = "by_level"
+            case active
             case moneyAtRiskMilli = "money_at_risk_milli"
         }
     }
@@ -65,7 +74,9 @@ struct ReportSummary: Encodable {
         var moneyAtRisk: String
         enum CodingKeys: String, CodingKey {
             case id, title, version, level, status, experimental, evaluated, error, active, new, inconclusive
-            case suppressed, resolved, byLevel = "by_level", moneyAtRisk = "money_at_risk"
+            case suppressed, resolved
+            case byLevel = "by_level"
+            case moneyAtRisk = "money_at_risk"
         }
     }
 
@@ -77,7 +88,10 @@ struct ReportSummary: Encodable {
     struct Storefront: Encodable {
         var storefront: String?
         var moneyAtRisk: String
-        enum CodingKeys: String, CodingKey { case storefront, moneyAtRisk = "money_at_risk" }
+        enum CodingKeys: String, CodingKey {
+            case storefront
+            case moneyAtRisk = "money_at_risk"
+        }
     }
 
     var schemaVersion = ReportSummary.schemaVersion
@@ -91,9 +105,12 @@ struct ReportSummary: Encodable {
     var files: [String]
 
     enum CodingKeys: String, CodingKey {
-        case schemaVersion = "schema_version", run, sources, totals
-        case changeSincePrevious = "change_since_previous", rules, quarantine
-        case moneyAtRiskByStorefront = "money_at_risk_by_storefront", files
+        case schemaVersion = "schema_version"
+        case run, sources, totals
+        case changeSincePrevious = "change_since_previous"
+        case rules, quarantine
+        case moneyAtRiskByStorefront = "money_at_risk_by_storefront"
+        case files
     }
 
     init(_ model: ReportModel) {

@@ -59,7 +59,8 @@ public struct ReportWriter: Sendable {
         ]
 
         let destination = runDirectory(input.runID)
-        let temporary = reportsDirectory.appendingPathComponent(".tmp-\(input.runID)-\(UUID().uuidString)", isDirectory: true)
+        let temporary = reportsDirectory.appendingPathComponent(
+            ".tmp-\(input.runID)-\(UUID().uuidString)", isDirectory: true)
         do {
             try fm.createDirectory(at: temporary, withIntermediateDirectories: false)
             for (name, data) in files {
@@ -81,9 +82,10 @@ public struct ReportWriter: Sendable {
         let history = byRun.values.sorted { $0.runID < $1.runID }
         try writeAtomically(Self.encodeHistory(history), name: Self.historyFileName)
 
-        let existing = Set(history.map(\.runID).filter {
-            fm.fileExists(atPath: runDirectory($0).appendingPathComponent("report.html").path)
-        })
+        let existing = Set(
+            history.map(\.runID).filter {
+                fm.fileExists(atPath: runDirectory($0).appendingPathComponent("report.html").path)
+            })
         let index = HTMLIndexRenderer(history: history, existingReports: existing).render()
         try writeAtomically(Data(index.utf8), name: "index.html")
         return destination
@@ -115,7 +117,9 @@ public struct ReportWriter: Sendable {
         guard let data = try? Data(contentsOf: url) else { return [] }
         var out: [Int64: RunHistoryEntry] = [:]
         for line in data.split(separator: 0x0A) {
-            if let entry = try? JSONDecoder().decode(RunHistoryEntry.self, from: Data(line)) { out[entry.runID] = entry }
+            if let entry = try? JSONDecoder().decode(RunHistoryEntry.self, from: Data(line)) {
+                out[entry.runID] = entry
+            }
         }
         return out.values.sorted { $0.runID < $1.runID }
     }

@@ -53,8 +53,10 @@ public struct UserIDPseudonymizer: Sendable {
     public func scrub(_ text: String, knownUserIDs: [String]) -> String {
         guard isActive, !knownUserIDs.isEmpty else { return text }
         let ids = Set(knownUserIDs.filter { $0.unicodeScalars.count >= 3 })
-            .sorted { $0.unicodeScalars.count != $1.unicodeScalars.count
-                ? $0.unicodeScalars.count > $1.unicodeScalars.count : $0 < $1 }
+            .sorted {
+                $0.unicodeScalars.count != $1.unicodeScalars.count
+                    ? $0.unicodeScalars.count > $1.unicodeScalars.count : $0 < $1
+            }
         var scalars = Array(text.unicodeScalars)
         for id in ids {
             let needle = Array(id.unicodeScalars)

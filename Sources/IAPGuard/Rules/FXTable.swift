@@ -4,9 +4,12 @@ struct FXTable {
     private var rates: [String: [(date: Int64, perEUR: Double)]] = [:]
 
     init(store: any PurchaseStore) throws {
-        try store.query("SELECT currency, rate_date, per_eur FROM fx_rates ORDER BY currency, rate_date", parameters: [:]) {
+        try store.query(
+            "SELECT currency, rate_date, per_eur FROM fx_rates ORDER BY currency, rate_date", parameters: [:]
+        ) {
             _, v in
-            guard let currency = v[0].textValue, let date = v[1].integerValue, let rate = v[2].doubleValue, rate > 0 else {
+            guard let currency = v[0].textValue, let date = v[1].integerValue, let rate = v[2].doubleValue, rate > 0
+            else {
                 return
             }
             rates[currency, default: []].append((date, rate))

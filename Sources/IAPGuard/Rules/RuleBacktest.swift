@@ -23,7 +23,8 @@ public struct RuleBacktest {
     public let referenceCurrency: String
     public let paramOverrides: [String: [String: SQLValue]]
 
-    public init(store: any PurchaseStore, referenceCurrency: String, paramOverrides: [String: [String: SQLValue]] = [:]) {
+    public init(store: any PurchaseStore, referenceCurrency: String, paramOverrides: [String: [String: SQLValue]] = [:])
+    {
         self.store = store
         self.referenceCurrency = referenceCurrency
         self.paramOverrides = paramOverrides
@@ -43,10 +44,12 @@ public struct RuleBacktest {
             }
             return byRule
         }
-        let old = hits(before), new = hits(after)
+        let old = hits(before)
+        let new = hits(after)
         let ids = Set(baseline.map(\.id)).union(candidate.map(\.id)).sorted()
         return ids.map { id in
-            let o = old[id] ?? [:], n = new[id] ?? [:]
+            let o = old[id] ?? [:]
+            let n = new[id] ?? [:]
             var errors: [String] = []
             if let e = before.stats.first(where: { $0.ruleID == id })?.error { errors.append("baseline: \(e)") }
             if let e = after.stats.first(where: { $0.ruleID == id })?.error { errors.append("candidate: \(e)") }

@@ -28,7 +28,8 @@ public final class RuleEngine {
         var warnings: [String] = []
     }
 
-    public init(store: any PurchaseStore, referenceCurrency: String, paramOverrides: [String: [String: SQLValue]] = [:]) {
+    public init(store: any PurchaseStore, referenceCurrency: String, paramOverrides: [String: [String: SQLValue]] = [:])
+    {
         self.store = store
         self.referenceCurrency = referenceCurrency
         self.paramOverrides = paramOverrides
@@ -91,7 +92,8 @@ public final class RuleEngine {
             if let first = rows.first {
                 let missing = rule.entityKey.filter { first[$0] == nil }
                 if !missing.isEmpty {
-                    throw RuleEngineError(message: "result has no entity_key column(s) \(missing.joined(separator: ", "))")
+                    throw RuleEngineError(
+                        message: "result has no entity_key column(s) \(missing.joined(separator: ", "))")
                 }
             }
         } catch {
@@ -111,7 +113,8 @@ public final class RuleEngine {
             let keyValues = rule.entityKey.map { row[$0]?.textValue }
             let id = Self.findingID(ruleID: rule.id, key: keyValues)
             guard seen.insert(id).inserted else { continue }
-            var finding = makeFinding(rule: rule, row: row, id: id, runID: runID, now: now, fx: fx, warnings: &evaluation.warnings)
+            var finding = makeFinding(
+                rule: rule, row: row, id: id, runID: runID, now: now, fx: fx, warnings: &evaluation.warnings)
             finding.entityKey = zip(rule.entityKey, keyValues).map { EvidenceField(name: $0, value: $1) }
             if let earlier = prior[id] { finding.firstSeenRunID = earlier.firstSeenRunID }
             applyExceptions(rule: rule, row: row, now: now, finding: &finding, warnings: &evaluation.warnings)
@@ -126,7 +129,8 @@ public final class RuleEngine {
             if finding.status == .recurring { evaluation.stats.recurring += 1 }
             evaluation.items.append(Item(finding: finding, row: row))
         }
-        for (id, earlier) in prior.sorted(by: { $0.key < $1.key }) where !seen.contains(id) && earlier.status != .resolved {
+        for (id, earlier) in prior.sorted(by: { $0.key < $1.key })
+        where !seen.contains(id) && earlier.status != .resolved {
             var resolved = earlier
             resolved.status = .resolved
             resolved.runID = runID
@@ -180,11 +184,13 @@ public final class RuleEngine {
         for exception in rule.exceptions where exception.matches(row) {
             if exception.isExpired(at: now) {
                 warnings.append(
-                    "\(rule.id): exception (\(rule.file):\(exception.line), owner \(exception.owner)) expired \(exception.expires) and no longer suppresses \(finding.findingID)")
+                    "\(rule.id): exception (\(rule.file):\(exception.line), owner \(exception.owner)) expired \(exception.expires) and no longer suppresses \(finding.findingID)"
+                )
                 continue
             }
             finding.status = .suppressed
-            finding.suppression = Finding.Suppression(owner: exception.owner, reason: exception.reason, expires: exception.expires)
+            finding.suppression = Finding.Suppression(
+                owner: exception.owner, reason: exception.reason, expires: exception.expires)
             return
         }
     }
@@ -213,7 +219,8 @@ public final class RuleEngine {
                             fields: zip(columns, values).map { EvidenceField(name: $0, value: $1.textValue) }))
                 }
             } catch {
-                warnings.append("\(rule.id): evidence query '\(query.kind)' (\(rule.file):\(query.line)) failed: \(error)")
+                warnings.append(
+                    "\(rule.id): evidence query '\(query.kind)' (\(rule.file):\(query.line)) failed: \(error)")
             }
         }
         return rows
@@ -265,8 +272,11 @@ public final class RuleEngine {
             f.observed = v[18].textValue
             f.threshold = v[19].textValue
             f.evidence = v[21].textValue.flatMap { try? decoder.decode([EvidenceRow].self, from: Data($0.utf8)) } ?? []
-            f.suppression = v[22].textValue.flatMap { try? decoder.decode(Finding.Suppression.self, from: Data($0.utf8)) }
-            f.entityKey = v[25].textValue.flatMap { try? decoder.decode([EvidenceField].self, from: Data($0.utf8)) } ?? []
+            f.suppression = v[22].textValue.flatMap {
+                try? decoder.decode(Finding.Suppression.self, from: Data($0.utf8))
+            }
+            f.entityKey =
+                v[25].textValue.flatMap { try? decoder.decode([EvidenceField].self, from: Data($0.utf8)) } ?? []
             result[id] = f
         }
         return result

@@ -39,7 +39,9 @@ public struct RuleFixtureLoader {
             let hint = view == "refunds" ? " (refunds is derived: give notifications or revoked transactions)" : ""
             throw FixtureError(
                 line: rows.first?.line ?? 0,
-                message: "'\(view)' is not a writable view\(hint); use one of \(Self.tables.keys.sorted().joined(separator: ", "))")
+                message:
+                    "'\(view)' is not a writable view\(hint); use one of \(Self.tables.keys.sorted().joined(separator: ", "))"
+            )
         }
         let viewColumns = Set(try database.prepare("SELECT * FROM \(view)").columnNames)
         for row in rows {
@@ -81,7 +83,8 @@ public struct RuleFixtureLoader {
         case "apple_transaction":
             let id = row["transaction_id"]?.textValue ?? "fixture-\(n)"
             return [
-                "transaction_id": .text(id), "source_kind": .text("signed-transaction"), "verification": .text("verified"),
+                "transaction_id": .text(id), "source_kind": .text("signed-transaction"),
+                "verification": .text("verified"),
                 "best_sighting_id": .text("fixture-sighting-\(n)"), "sighting_count": .integer(1),
                 "conflict_count": .integer(0), "first_run_id": .integer(1), "last_run_id": .integer(1),
             ]

@@ -156,7 +156,9 @@ public struct RuleParser: Sendable {
         for item in sequence {
             guard case .mapping(let mapping) = item else { throw fail(item, "an exception must be a mapping") }
             var match: [String: String] = [:]
-            var owner = "", reason = "", expires = ""
+            var owner = ""
+            var reason = ""
+            var expires = ""
             for (k, v) in mapping {
                 switch k.scalar?.string {
                 case "match": match = try textMap(v, "exceptions.match")
@@ -193,17 +195,25 @@ public struct RuleParser: Sendable {
                     test.now = now
                 case "params":
                     guard case .mapping(let params) = v else { throw fail(v, "tests.params must be a mapping") }
-                    for (pk, pv) in params { test.params[try scalarText(pk, "tests.params")] = try sqlValue(pv, "tests.params") }
+                    for (pk, pv) in params {
+                        test.params[try scalarText(pk, "tests.params")] = try sqlValue(pv, "tests.params")
+                    }
                 case "given":
                     guard case .mapping(let views) = v else { throw fail(v, "tests.given must map view names to rows") }
                     for (vk, vv) in views {
                         let view = try scalarText(vk, "tests.given")
-                        guard case .sequence(let rows) = vv else { throw fail(vv, "tests.given.\(view) must be a list of rows") }
+                        guard case .sequence(let rows) = vv else {
+                            throw fail(vv, "tests.given.\(view) must be a list of rows")
+                        }
                         var fixtureRows: [RuleTest.FixtureRow] = []
                         for row in rows {
-                            guard case .mapping(let columns) = row else { throw fail(row, "a fixture row must be a mapping") }
+                            guard case .mapping(let columns) = row else {
+                                throw fail(row, "a fixture row must be a mapping")
+                            }
                             var values: [String: SQLValue] = [:]
-                            for (ck, cv) in columns { values[try scalarText(ck, "column")] = try sqlValue(cv, "tests.given.\(view)") }
+                            for (ck, cv) in columns {
+                                values[try scalarText(ck, "column")] = try sqlValue(cv, "tests.given.\(view)")
+                            }
                             fixtureRows.append(RuleTest.FixtureRow(values: values, line: row.mark?.line ?? 1))
                         }
                         test.given.append((view: view, rows: fixtureRows))
@@ -216,7 +226,10 @@ public struct RuleParser: Sendable {
                     guard let flag = v.bool else { throw fail(v, "tests.strict must be true or false") }
                     test.strict = flag
                 default:
-                    throw fail(k, "test: unknown field (use name, now, params, given, hits, non_hits, inconclusive, suppressed, strict)")
+                    throw fail(
+                        k,
+                        "test: unknown field (use name, now, params, given, hits, non_hits, inconclusive, suppressed, strict)"
+                    )
                 }
             }
             guard !test.name.isEmpty else { throw fail(item, "a test needs a name") }
@@ -226,7 +239,9 @@ public struct RuleParser: Sendable {
     }
 
     private func expectations(_ node: Node, _ context: String) throws(RuleLoadError) -> [RuleTest.Expectation] {
-        guard case .sequence(let sequence) = node else { throw fail(node, "\(context) must be a list of column: value maps") }
+        guard case .sequence(let sequence) = node else {
+            throw fail(node, "\(context) must be a list of column: value maps")
+        }
         var result: [RuleTest.Expectation] = []
         for item in sequence {
             let fields = try textMap(item, context)

@@ -16,7 +16,13 @@ public enum RuleSet {
             .filter { ["yaml", "yml"].contains($0.pathExtension.lowercased()) }
             .sorted { $0.lastPathComponent < $1.lastPathComponent }
         } catch {
-            return ([], [RuleLoadError(file: folder.path, line: 0, message: "cannot read rules folder: \(error.localizedDescription)")])
+            return (
+                [],
+                [
+                    RuleLoadError(
+                        file: folder.path, line: 0, message: "cannot read rules folder: \(error.localizedDescription)")
+                ]
+            )
         }
         var rules: [Rule] = []
         var errors: [RuleLoadError] = []
@@ -26,7 +32,9 @@ public enum RuleSet {
             case .success(let rule):
                 if let first = seen[rule.id] {
                     errors.append(
-                        RuleLoadError(file: file.path, line: rule.line(of: "id"), message: "duplicate rule id \(rule.id) (first in \(first))"))
+                        RuleLoadError(
+                            file: file.path, line: rule.line(of: "id"),
+                            message: "duplicate rule id \(rule.id) (first in \(first))"))
                 } else {
                     seen[rule.id] = file.path
                     rules.append(rule)
@@ -48,7 +56,8 @@ public enum RuleSet {
             }
             text = decoded
         } catch {
-            return .failure(RuleLoadError(file: file.path, line: 0, message: "cannot read: \(error.localizedDescription)"))
+            return .failure(
+                RuleLoadError(file: file.path, line: 0, message: "cannot read: \(error.localizedDescription)"))
         }
         do {
             return .success(try RuleParser(file: file.path).parse(text))

@@ -34,7 +34,8 @@ public struct RuleTester {
 
     /// Runs one test.
     public func run(_ test: RuleTest, of rule: Rule) -> RuleTestResult {
-        var result = RuleTestResult(ruleID: rule.id, file: rule.file, testName: test.name, line: test.line, failures: [])
+        var result = RuleTestResult(
+            ruleID: rule.id, file: rule.file, testName: test.name, line: test.line, failures: [])
         do {
             let store = try SQLiteStore(path: ":memory:")
             try store.migrate()
@@ -51,7 +52,8 @@ public struct RuleTester {
             let currency = params.removeValue(forKey: "reference_currency")?.textValue ?? referenceCurrency
             let engine = RuleEngine(store: store, referenceCurrency: currency, paramOverrides: [rule.id: params])
             engine.usesStoredFindings = false
-            let evaluation = engine.evaluate(rule: rule, runID: 1, now: test.now, since: 0, fx: try FXTable(store: store))
+            let evaluation = engine.evaluate(
+                rule: rule, runID: 1, now: test.now, since: 0, fx: try FXTable(store: store))
             if let error = evaluation.stats.error {
                 result.failures.append("rule query failed: \(error)")
                 return result
@@ -79,32 +81,42 @@ public struct RuleTester {
         for expected in test.hits {
             let matching = hits.filter { expected.matches($0.row) }
             if matching.isEmpty {
-                failures.append("line \(expected.line): expected hit {\(expected.rendered)} not found; hits: \(describe(hits))")
-            } else if let level = expected.fields["level"], !matching.contains(where: { $0.finding.level.rawValue == level }) {
                 failures.append(
-                    "line \(expected.line): hit {\(expected.rendered)} has level \(matching.map(\.finding.level.rawValue).joined(separator: ","))")
+                    "line \(expected.line): expected hit {\(expected.rendered)} not found; hits: \(describe(hits))")
+            } else if let level = expected.fields["level"],
+                !matching.contains(where: { $0.finding.level.rawValue == level })
+            {
+                failures.append(
+                    "line \(expected.line): hit {\(expected.rendered)} has level \(matching.map(\.finding.level.rawValue).joined(separator: ","))"
+                )
             }
         }
         for unexpected in test.nonHits {
             let matching = hits.filter { unexpected.matches($0.row) }
             if !matching.isEmpty {
-                failures.append("line \(unexpected.line): expected no hit for {\(unexpected.rendered)} but got: \(describe(matching))")
+                failures.append(
+                    "line \(unexpected.line): expected no hit for {\(unexpected.rendered)} but got: \(describe(matching))"
+                )
             }
         }
         for expected in test.inconclusive {
             let matching = inconclusive.filter { expected.matches($0.row) }
             if matching.isEmpty {
                 failures.append(
-                    "line \(expected.line): expected inconclusive {\(expected.rendered)} not found; inconclusive: \(describe(inconclusive))")
+                    "line \(expected.line): expected inconclusive {\(expected.rendered)} not found; inconclusive: \(describe(inconclusive))"
+                )
             } else if let reason = expected.fields["reason"],
                 !matching.contains(where: { ($0.finding.inconclusiveReason ?? "").contains(reason) })
             {
                 failures.append(
-                    "line \(expected.line): inconclusive reason is '\(matching.compactMap(\.finding.inconclusiveReason).joined(separator: "; "))', expected it to contain '\(reason)'")
+                    "line \(expected.line): inconclusive reason is '\(matching.compactMap(\.finding.inconclusiveReason).joined(separator: "; "))', expected it to contain '\(reason)'"
+                )
             }
         }
         for expected in test.suppressed where !suppressed.contains(where: { expected.matches($0.row) }) {
-            failures.append("line \(expected.line): expected suppressed {\(expected.rendered)} not found; suppressed: \(describe(suppressed))")
+            failures.append(
+                "line \(expected.line): expected suppressed {\(expected.rendered)} not found; suppressed: \(describe(suppressed))"
+            )
         }
         if test.strict {
             let stray = hits.filter { hit in !test.hits.contains { $0.matches(hit.row) } }

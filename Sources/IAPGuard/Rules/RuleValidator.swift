@@ -43,7 +43,10 @@ public struct RuleValidator {
         var issues: [RuleIssue] = []
         let ruleIDs = Set(rules.map(\.id))
         for ruleID in paramOverrides.keys.sorted() where !ruleIDs.contains(ruleID) {
-            issues.append(RuleIssue(severity: .warning, file: "config", line: 0, ruleID: ruleID, message: "rule_params for an unknown rule"))
+            issues.append(
+                RuleIssue(
+                    severity: .warning, file: "config", line: 0, ruleID: ruleID,
+                    message: "rule_params for an unknown rule"))
         }
         for rule in rules { issues += validate(rule, database: store.database, now: now) }
         return issues
@@ -65,7 +68,9 @@ public struct RuleValidator {
                 add(.error, queryLine, "query uses unknown parameter :\(name) (declare it under params)")
             }
             for name in declared.sorted() where !prepared.parameters.contains(name) {
-                add(.warning, rule.line(of: "params"), "parameter '\(name)' is declared but the query never uses :\(name)")
+                add(
+                    .warning, rule.line(of: "params"),
+                    "parameter '\(name)' is declared but the query never uses :\(name)")
             }
         } catch {
             add(.error, queryLine, "query does not prepare: \(error)")
@@ -88,7 +93,9 @@ public struct RuleValidator {
                 for expectation in test.hits + test.nonHits + test.inconclusive + test.suppressed {
                     for column in expectation.fields.keys.sorted()
                     where !RuleTest.checkFields.contains(column) && !resultColumns.contains(column) {
-                        add(.error, expectation.line, "test '\(test.name)' expects column '\(column)', which is not in the query's result")
+                        add(
+                            .error, expectation.line,
+                            "test '\(test.name)' expects column '\(column)', which is not in the query's result")
                     }
                     if let level = expectation.fields["level"], Finding.Level(rawValue: level) == nil {
                         add(.error, expectation.line, "test '\(test.name)': bad level '\(level)'")
@@ -102,18 +109,24 @@ public struct RuleValidator {
                 let prepared = try evidenceAuditor.prepare(query.sql, on: database)
                 for name in prepared.parameters
                 where !declared.contains(name) && !Rule.reservedParams.contains(name) && !resultColumns.contains(name) {
-                    add(.error, query.line, "evidence query '\(query.kind)' uses :\(name), neither a result column nor a parameter")
+                    add(
+                        .error, query.line,
+                        "evidence query '\(query.kind)' uses :\(name), neither a result column nor a parameter")
                 }
             } catch {
                 add(.error, query.line, "evidence query '\(query.kind)' does not prepare: \(error)")
             }
-            for violation in evidenceAuditor.violations { add(.error, query.line, "evidence query '\(query.kind)' \(violation)") }
+            for violation in evidenceAuditor.violations {
+                add(.error, query.line, "evidence query '\(query.kind)' \(violation)")
+            }
         }
         for name in (paramOverrides[rule.id] ?? [:]).keys.sorted() where !declared.contains(name) {
             add(.error, rule.line(of: "params"), "rule_params sets unknown parameter '\(name)'")
         }
         for exception in rule.exceptions where exception.isExpired(at: now) {
-            add(.warning, exception.line, "exception (owner \(exception.owner)) expired \(exception.expires): it no longer suppresses")
+            add(
+                .warning, exception.line,
+                "exception (owner \(exception.owner)) expired \(exception.expires): it no longer suppresses")
         }
         if rule.tests.isEmpty { add(.warning, rule.line(of: "id"), "rule has no inline tests") }
         if rule.runbook.isEmpty { add(.warning, rule.line(of: "id"), "rule has no runbook") }

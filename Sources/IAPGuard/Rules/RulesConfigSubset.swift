@@ -13,7 +13,8 @@ public struct RulesConfigSubset: Sendable {
     /// Reads the keys from the config file at `path`.
     public static func load(path: String) throws -> RulesConfigSubset {
         let url = URL(fileURLWithPath: path)
-        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
+        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8)
+        else {
             throw RuleEngineError(message: "--config: cannot read \(path)")
         }
         guard case .mapping(let root)? = try Yams.compose(yaml: text) else {
@@ -24,14 +25,18 @@ public struct RulesConfigSubset: Sendable {
             switch key.string {
             case "rules":
                 if let folder = value.string {
-                    subset.rulesFolder = URL(fileURLWithPath: folder, relativeTo: url.deletingLastPathComponent()).standardizedFileURL
+                    subset.rulesFolder =
+                        URL(fileURLWithPath: folder, relativeTo: url.deletingLastPathComponent()).standardizedFileURL
                 }
             case "reference_currency": subset.referenceCurrency = value.string
             case "rule_params":
-                guard case .mapping(let rules) = value else { throw RuleEngineError(message: "--config: rule_params must be a mapping") }
+                guard case .mapping(let rules) = value else {
+                    throw RuleEngineError(message: "--config: rule_params must be a mapping")
+                }
                 for (ruleKey, params) in rules {
                     guard let ruleID = ruleKey.string, case .mapping(let entries) = params else {
-                        throw RuleEngineError(message: "--config: rule_params.\(ruleKey.string ?? "?") must be a mapping")
+                        throw RuleEngineError(
+                            message: "--config: rule_params.\(ruleKey.string ?? "?") must be a mapping")
                     }
                     var values: [String: SQLValue] = [:]
                     for (name, v) in entries {

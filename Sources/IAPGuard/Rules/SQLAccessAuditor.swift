@@ -96,9 +96,13 @@ final class SQLAccessAuditor {
         let statement = try database.prepare(sql)
         defer { statement.finalize() }
         let tables = Set(
-            try database.query("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap { $0.first?.textValue?.lowercased() })
+            try database.query("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap {
+                $0.first?.textValue?.lowercased()
+            })
         for table in Self.privateTables(in: sql, tables: tables) {
-            note("reads '\(table)', a private table: use the documented views (\(Self.allowedViews.sorted().joined(separator: ", ")))")
+            note(
+                "reads '\(table)', a private table: use the documented views (\(Self.allowedViews.sorted().joined(separator: ", ")))"
+            )
         }
         return (statement.parameterNames, statement.columnNames)
     }

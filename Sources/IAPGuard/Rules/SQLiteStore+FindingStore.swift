@@ -51,8 +51,10 @@ extension SQLiteStore: FindingStore {
                         outcome = excluded.outcome, summary = excluded.summary, evidence_json = excluded.evidence_json
                     """,
                     [
-                        .integer(runID), .text(f.findingID), .text(f.ruleID), .text(f.ruleVersion), .text(f.level.rawValue),
-                        .text(f.status.rawValue), .text(f.outcome.rawValue), .of(f.inconclusiveReason), .of(f.amountRef),
+                        .integer(runID), .text(f.findingID), .text(f.ruleID), .text(f.ruleVersion),
+                        .text(f.level.rawValue),
+                        .text(f.status.rawValue), .text(f.outcome.rawValue), .of(f.inconclusiveReason),
+                        .of(f.amountRef),
                         .of(f.observed), .of(f.threshold), .text(f.summary), .text(evidence),
                     ])
             }

@@ -26,17 +26,20 @@ enum ReportFixtures {
         [
             .init(
                 id: "IAP-001", title: "Duplicate credit", version: "1",
-                description: "The same transaction id was credited more than once and the extra credits were not reversed.",
+                description:
+                    "The same transaction id was credited more than once and the extra credits were not reversed.",
                 level: .high, status: "stable", runbook: "https://wiki.example.com/runbooks/iap-001",
                 falsePositives: ["Rolled-back retries recorded without reversed_at"]),
             .init(
                 id: "IAP-008", title: "Currency arbitrage", version: "2",
-                description: "FX-normalised price paid is below half the reference price and the storefront differs from the user's country.",
+                description:
+                    "FX-normalised price paid is below half the reference price and the storefront differs from the user's country.",
                 level: .medium, status: "experimental", runbook: nil, falsePositives: []),
             .init(
                 id: "IAP-014", title: "Missing credit", version: "1",
                 description: "A verified production purchase was never credited after the grace period.",
-                level: .medium, status: "stable", runbook: "Open a support case and credit the user.", falsePositives: []),
+                level: .medium, status: "stable", runbook: "Open a support case and credit the user.",
+                falsePositives: []),
         ]
     }
 
@@ -52,18 +55,25 @@ enum ReportFixtures {
         a.observed = "3 credits"
         a.threshold = "1 credit"
         a.evidence = [
-            EvidenceRow(kind: "transaction", fields: [
-                .init(name: "transaction_id", value: a.transactionID), .init(name: "purchase_date", value: String(t0 + 3_600_000)),
-                .init(name: "price", value: "0.99"), .init(name: "currency", value: "USD"),
-            ]),
-            EvidenceRow(kind: "credit", fields: [
-                .init(name: "credit_id", value: "c-1"), .init(name: "user_id", value: "u-1042"),
-                .init(name: "credited_at", value: String(t0 + 3_700_000)), .init(name: "reversed_at", value: nil),
-            ]),
-            EvidenceRow(kind: "credit", fields: [
-                .init(name: "credit_id", value: "c-2"), .init(name: "user_id", value: "u-1042"),
-                .init(name: "credited_at", value: String(t0 + 3_800_000)), .init(name: "reversed_at", value: nil),
-            ]),
+            EvidenceRow(
+                kind: "transaction",
+                fields: [
+                    .init(name: "transaction_id", value: a.transactionID),
+                    .init(name: "purchase_date", value: String(t0 + 3_600_000)),
+                    .init(name: "price", value: "0.99"), .init(name: "currency", value: "USD"),
+                ]),
+            EvidenceRow(
+                kind: "credit",
+                fields: [
+                    .init(name: "credit_id", value: "c-1"), .init(name: "user_id", value: "u-1042"),
+                    .init(name: "credited_at", value: String(t0 + 3_700_000)), .init(name: "reversed_at", value: nil),
+                ]),
+            EvidenceRow(
+                kind: "credit",
+                fields: [
+                    .init(name: "credit_id", value: "c-2"), .init(name: "user_id", value: "u-1042"),
+                    .init(name: "credited_at", value: String(t0 + 3_800_000)), .init(name: "reversed_at", value: nil),
+                ]),
         ]
         var b = finding("IAP-001", 2, level: .critical, status: .recurring, summary: "Transaction credited 5 times.")
         b.userID = "u-7"
@@ -73,7 +83,9 @@ enum ReportFixtures {
         b.amountRef = 1_450
         b.observed = "5 credits"
         b.threshold = "1 credit"
-        var c = finding("IAP-008", 3, level: .medium, summary: "Paid 0.31 of the reference price in storefront TUR; user country DEU.")
+        var c = finding(
+            "IAP-008", 3, level: .medium,
+            summary: "Paid 0.31 of the reference price in storefront TUR; user country DEU.")
         c.userID = "u-9"
         c.storefront = "TUR"
         c.amount = 32_990
@@ -81,11 +93,13 @@ enum ReportFixtures {
         c.amountRef = 690
         c.observed = "0.31"
         c.threshold = "< 0.5"
-        var d = finding("IAP-008", 4, level: .medium, outcome: .inconclusive, summary: "No FX rate for the purchase date.")
+        var d = finding(
+            "IAP-008", 4, level: .medium, outcome: .inconclusive, summary: "No FX rate for the purchase date.")
         d.inconclusiveReason = "no FX rate for ARS on 2026-01-01"
         d.storefront = "ARG"
         var e = finding("IAP-014", 5, level: .medium, status: .suppressed, summary: "Purchase not credited after 24 h.")
-        e.suppression = Finding.Suppression(owner: "risk@example.com", reason: "Known outage 2026-01-01", expires: "2026-03-31")
+        e.suppression = Finding.Suppression(
+            owner: "risk@example.com", reason: "Known outage 2026-01-01", expires: "2026-03-31")
         e.amountRef = 990
         var g = finding("IAP-014", 6, level: .medium, status: .resolved, summary: "Purchase was credited late.")
         g.userID = "u-3"
@@ -93,16 +107,26 @@ enum ReportFixtures {
             runID: 42, windowSince: t0 - 7 * day, windowUntil: t0 + day, startedAt: t0 + day + 60_000,
             finishedAt: t0 + day + 95_000, toolVersion: "0.1.0", configHash: "3f9a0c1d2e", referenceCurrency: "USD",
             sources: [
-                .init(name: "signed", kind: "signed-transactions", records: 120, inserted: 100, updated: 5, unchanged: 14, errors: 1, watermark: "transactions.jsonl:121"),
-                .init(name: "credits", kind: "credits", records: 80, inserted: 80, updated: 0, unchanged: 0, errors: 0, watermark: nil),
+                .init(
+                    name: "signed", kind: "signed-transactions", records: 120, inserted: 100, updated: 5, unchanged: 14,
+                    errors: 1, watermark: "transactions.jsonl:121"),
+                .init(
+                    name: "credits", kind: "credits", records: 80, inserted: 80, updated: 0, unchanged: 0, errors: 0,
+                    watermark: nil),
             ],
             findings: [g, e, d, c, b, a], rules: rules(),
-            ruleCounts: [.init(ruleID: "IAP-001", evaluated: 120), .init(ruleID: "IAP-008", evaluated: 40),
-                         .init(ruleID: "IAP-014", evaluated: 120)],
+            ruleCounts: [
+                .init(ruleID: "IAP-001", evaluated: 120), .init(ruleID: "IAP-008", evaluated: 40),
+                .init(ruleID: "IAP-014", evaluated: 120),
+            ],
             quarantine: [.init(sourceName: "signed", reason: "signature does not verify", count: 1)],
             history: [
-                RunHistoryEntry(runID: 40, finishedAt: t0 - day, countsByLevel: ["high": 1], hitsByRule: ["IAP-001": 1], moneyAtRisk: 990, referenceCurrency: "USD"),
-                RunHistoryEntry(runID: 41, finishedAt: t0, countsByLevel: ["critical": 1, "medium": 2], hitsByRule: ["IAP-001": 1, "IAP-008": 2], moneyAtRisk: 3_000, referenceCurrency: "USD"),
+                RunHistoryEntry(
+                    runID: 40, finishedAt: t0 - day, countsByLevel: ["high": 1], hitsByRule: ["IAP-001": 1],
+                    moneyAtRisk: 990, referenceCurrency: "USD"),
+                RunHistoryEntry(
+                    runID: 41, finishedAt: t0, countsByLevel: ["critical": 1, "medium": 2],
+                    hitsByRule: ["IAP-001": 1, "IAP-008": 2], moneyAtRisk: 3_000, referenceCurrency: "USD"),
             ],
             priceRatios: [0.31, 0.95, 1.0, 1.02, 0.48, 1.7, 2.4].map { .init(storefront: "TUR", ratio: $0) })
     }
@@ -145,10 +169,12 @@ enum ReportFixtures {
             f.observed = s
             f.threshold = s
             f.evidence = [
-                EvidenceRow(kind: s, fields: [
-                    .init(name: s, value: s), .init(name: "user_id", value: s), .init(name: "note", value: s),
-                    .init(name: "purchase_date", value: s),
-                ])
+                EvidenceRow(
+                    kind: s,
+                    fields: [
+                        .init(name: s, value: s), .init(name: "user_id", value: s), .init(name: "note", value: s),
+                        .init(name: "purchase_date", value: s),
+                    ])
             ]
             findings.append(f)
         }
@@ -156,16 +182,24 @@ enum ReportFixtures {
         inconclusive.inconclusiveReason = hostileStrings[0]
         findings.append(inconclusive)
         var suppressed = finding("IAP-007", 101, level: .low, status: .suppressed, summary: hostileStrings[4])
-        suppressed.suppression = Finding.Suppression(owner: hostileStrings[1], reason: hostileStrings[0], expires: hostileStrings[10])
+        suppressed.suppression = Finding.Suppression(
+            owner: hostileStrings[1], reason: hostileStrings[0], expires: hostileStrings[10])
         findings.append(suppressed)
         return ReportInput(
             runID: 7, windowSince: nil, windowUntil: nil, startedAt: t0, finishedAt: t0 + 1000,
             toolVersion: hostileStrings[0], configHash: hostileStrings[1], referenceCurrency: "USD",
-            sources: [.init(name: hostileStrings[0], kind: hostileStrings[3], records: 1, inserted: 1, updated: 0, unchanged: 0, errors: 0, watermark: hostileStrings[1])],
+            sources: [
+                .init(
+                    name: hostileStrings[0], kind: hostileStrings[3], records: 1, inserted: 1, updated: 0, unchanged: 0,
+                    errors: 0, watermark: hostileStrings[1])
+            ],
             findings: findings,
-            rules: [.init(
-                id: "IAP-007", title: hostileStrings[0], version: "1", description: hostileStrings[1] + hostileStrings[15],
-                level: .critical, status: "stable", runbook: hostileStrings[3], falsePositives: [hostileStrings[2]])],
+            rules: [
+                .init(
+                    id: "IAP-007", title: hostileStrings[0], version: "1",
+                    description: hostileStrings[1] + hostileStrings[15],
+                    level: .critical, status: "stable", runbook: hostileStrings[3], falsePositives: [hostileStrings[2]])
+            ],
             ruleCounts: [.init(ruleID: "IAP-007", evaluated: 16, error: nil)],
             quarantine: [.init(sourceName: hostileStrings[0], reason: hostileStrings[1], count: 2)],
             history: [], priceRatios: nil)

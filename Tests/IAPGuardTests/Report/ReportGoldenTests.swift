@@ -31,11 +31,12 @@ import Testing
     @Test func goldenFindingsCSVParsesWithPythonAndKeepsTheDocumentedColumns() throws {
         let rows = try ReportTestSupport.pythonCSVRows(Fixtures.local("report/golden/42-findings.csv"))
         #expect(rows.first == ReportCSV.findingColumns)
-        #expect(Array(rows.first?.prefix(19) ?? []) == [
-            "finding_id", "run_id", "rule_id", "rule_version", "level", "status", "transaction_id",
-            "original_transaction_id", "order_id", "user_id", "bundle_id", "product_id", "storefront", "amount",
-            "currency", "amount_ref", "observed", "threshold", "summary",
-        ])
+        #expect(
+            Array(rows.first?.prefix(19) ?? []) == [
+                "finding_id", "run_id", "rule_id", "rule_version", "level", "status", "transaction_id",
+                "original_transaction_id", "order_id", "user_id", "bundle_id", "product_id", "storefront", "amount",
+                "currency", "amount_ref", "observed", "threshold", "summary",
+            ])
         #expect(rows.count == 7)
         // Highest level and most money first within IAP-001.
         #expect(rows[1][2] == "IAP-001" && rows[1][4] == "critical")

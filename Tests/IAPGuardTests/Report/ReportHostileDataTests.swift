@@ -88,7 +88,8 @@ import Testing
             for (i, row) in f.evidence.enumerated() {
                 for field in row.fields {
                     let match = evidence.contains {
-                        $0[0] == f.findingID && $0[1] == String(i + 1) && $0[2] == ReportTestSupport.expectedCell(row.kind)
+                        $0[0] == f.findingID && $0[1] == String(i + 1)
+                            && $0[2] == ReportTestSupport.expectedCell(row.kind)
                             && $0[3] == ReportTestSupport.expectedCell(field.name)
                             && $0[4] == ReportTestSupport.expectedCell(field.value ?? "")
                     }

@@ -56,7 +56,9 @@ enum ReportTestSupport {
     /// What a CSV cell must read back as: the value, with `'` in front when it could start a formula.
     static func expectedCell(_ value: String) -> String {
         guard let first = value.unicodeScalars.first else { return value }
-        let risky: Set<Unicode.Scalar> = ["=", "+", "-", "@", "\t", "\r", "\n", "\u{FF1D}", "\u{FF0B}", "\u{FF0D}", "\u{FF20}"]
+        let risky: Set<Unicode.Scalar> = [
+            "=", "+", "-", "@", "\t", "\r", "\n", "\u{FF1D}", "\u{FF0B}", "\u{FF0D}", "\u{FF20}",
+        ]
         guard risky.contains(first) else { return value }
         let plainNumber = value.range(of: #"^-?[0-9]+(\.[0-9]+)?$"#, options: .regularExpression) != nil
         return plainNumber ? value : "'" + value

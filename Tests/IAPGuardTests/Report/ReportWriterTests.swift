@@ -34,7 +34,11 @@ import Testing
         shuffled.history.reverse()
         try ReportWriter(reportsDirectory: b).write(shuffled)
         #expect(try Self.contents(b) == first)
-        #expect(first.keys.sorted() == ["42/evidence.csv", "42/findings.csv", "42/report.html", "42/summary.json", "history.jsonl", "index.html"])
+        #expect(
+            first.keys.sorted() == [
+                "42/evidence.csv", "42/findings.csv", "42/report.html", "42/summary.json", "history.jsonl",
+                "index.html",
+            ])
     }
 
     @Test func existingRunFolderIsReplacedWholeWithNoLeftovers() throws {
@@ -64,7 +68,11 @@ import Testing
         var next = input
         next.runID = 43
         next.finishedAt += 86_400_000
-        next.findings = Array(input.findings.prefix(2)).map { var f = $0; f.runID = 43; return f }
+        next.findings = Array(input.findings.prefix(2)).map {
+            var f = $0
+            f.runID = 43
+            return f
+        }
         try writer.write(next)
         // Re-run 42 with fewer findings: its line is replaced, not added.
         var rerun = input
@@ -93,7 +101,9 @@ import Testing
         for name in ReportWriter.runFiles {
             let text = try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)
             for id in ["u-1042", "u-7", "u-9", "u-3"] {
-                #expect(!text.contains(id + "\"") && !text.contains(id + "<") && !text.contains(id + "."), "\(id) in \(name)")
+                #expect(
+                    !text.contains(id + "\"") && !text.contains(id + "<") && !text.contains(id + "."),
+                    "\(id) in \(name)")
             }
             if name != "summary.json" { #expect(text.contains(p.pseudonym("u-1042")), "\(name)") }
         }

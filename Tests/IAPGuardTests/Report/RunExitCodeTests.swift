@@ -3,7 +3,9 @@ import Testing
 @testable import IAPGuard
 
 @Suite struct RunExitCodeTests {
-    static func hit(_ rule: String, _ level: Finding.Level, status: Finding.Status = .new, outcome: Finding.Outcome = .hit) -> Finding {
+    static func hit(
+        _ rule: String, _ level: Finding.Level, status: Finding.Status = .new, outcome: Finding.Outcome = .hit
+    ) -> Finding {
         Finding(
             findingID: rule + level.rawValue, runID: 1, ruleID: rule, ruleVersion: "1", ruleTitle: rule, level: level,
             status: status, outcome: outcome, summary: "s", firstSeenRunID: 1)
@@ -25,14 +27,17 @@ import Testing
             Self.hit("IAP-008", .critical), suppressed, Self.hit("IAP-002", .critical, status: .resolved),
             Self.hit("IAP-003", .critical, outcome: .inconclusive),
         ]
-        #expect(RunExitCode.forCompletedRun(findings: findings, failOn: .low, experimentalRuleIDs: ["IAP-008"]) == .success)
+        #expect(
+            RunExitCode.forCompletedRun(findings: findings, failOn: .low, experimentalRuleIDs: ["IAP-008"]) == .success)
         #expect(RunExitCode.forCompletedRun(findings: findings, failOn: .low, experimentalRuleIDs: []) == .findings)
     }
 
     @Test func codesAreDistinctAndFailOnParses() {
         let values = RunExitCode.allCases.map(\.rawValue)
         #expect(Set(values).count == values.count)
-        #expect(values.contains(64) && values.contains(65) && values.contains(69) && values.contains(75) && values.contains(78))
+        #expect(
+            values.contains(64) && values.contains(65) && values.contains(69) && values.contains(75)
+                && values.contains(78))
         #expect(RunExitCode.parseFailOn("HIGH") == .some(.high))
         #expect(RunExitCode.parseFailOn("none") == .some(nil))
         #expect(RunExitCode.parseFailOn("severe") == nil)

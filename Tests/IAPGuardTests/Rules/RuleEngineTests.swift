@@ -25,7 +25,8 @@ struct RuleEngineTests {
               FROM credits WHERE reversed_at IS NULL GROUP BY user_id HAVING SUM(units) >= :min_units
             entity_key: [user_id]
             runbook: none
-            """)
+            """
+        )
         .withExceptions(exceptions)
     }
 
@@ -35,7 +36,9 @@ struct RuleEngineTests {
         var loader = RuleFixtureLoader(database: store.database)
         try loader.insert(
             view: "credits",
-            rows: credits.map { RuleTest.FixtureRow(values: ["credit_id": .text($0.0), "user_id": .text($0.1), "units": .integer($0.2)]) })
+            rows: credits.map {
+                RuleTest.FixtureRow(values: ["credit_id": .text($0.0), "user_id": .text($0.1), "units": .integer($0.2)])
+            })
         return store
     }
 
@@ -111,7 +114,8 @@ struct RuleEngineTests {
 
     @Test func exceptionSuppressesUntilItExpires() throws {
         let store = try Self.store(credits: [("c1", "qa-1", 5), ("c2", "u-2", 5)])
-        let exception = RuleException(match: ["user_id": "qa-1"], owner: "qa", reason: "QA account", expires: "2026-03-31")
+        let exception = RuleException(
+            match: ["user_id": "qa-1"], owner: "qa", reason: "QA account", expires: "2026-03-31")
         let rule = try Self.creditRule(exceptions: [exception])
         let engine = RuleEngine(store: store, referenceCurrency: "USD")
         let before = try engine.evaluate(rules: [rule], runID: 1, now: Self.now)
@@ -142,10 +146,12 @@ struct RuleEngineTests {
         try engine.persist(second, runID: 2)
 
         var rows: [[SQLValue]] = []
-        try store.query("SELECT status, first_run_id, last_seen_run_id FROM findings ORDER BY user_id", parameters: [:]) {
+        try store.query("SELECT status, first_run_id, last_seen_run_id FROM findings ORDER BY user_id", parameters: [:])
+        {
             rows.append($1)
         }
-        #expect(rows == [[.text("recurring"), .integer(1), .integer(2)], [.text("resolved"), .integer(1), .integer(1)]])
+        #expect(
+            rows == [[.text("recurring"), .integer(1), .integer(2)], [.text("resolved"), .integer(1), .integer(1)]])
         let third = try engine.evaluate(rules: [rule], runID: 3, now: Self.now + 2 * Self.day)
         #expect(third.findings.count == 1, "a resolved finding is not resolved again")
     }
@@ -153,10 +159,13 @@ struct RuleEngineTests {
     @Test func paramOverrideChangesTheResult() throws {
         let store = try Self.store(credits: [("c1", "u-1", 5), ("c2", "u-2", 50)])
         let rule = try Self.creditRule()
-        let defaults = try RuleEngine(store: store, referenceCurrency: "USD").evaluate(rules: [rule], runID: 1, now: Self.now)
+        let defaults = try RuleEngine(store: store, referenceCurrency: "USD").evaluate(
+            rules: [rule], runID: 1, now: Self.now)
         #expect(defaults.stats[0].hits == 2)
-        let tuned = try RuleEngine(store: store, referenceCurrency: "USD", paramOverrides: ["T-001": ["min_units": .integer(10)]])
-            .evaluate(rules: [rule], runID: 1, now: Self.now)
+        let tuned = try RuleEngine(
+            store: store, referenceCurrency: "USD", paramOverrides: ["T-001": ["min_units": .integer(10)]]
+        )
+        .evaluate(rules: [rule], runID: 1, now: Self.now)
         #expect(tuned.findings.map(\.userID) == ["u-2"])
         #expect(tuned.findings.first?.threshold == "10")
     }
@@ -168,7 +177,8 @@ struct RuleEngineTests {
         try store.migrate()
         var loader = RuleFixtureLoader(database: store.database)
         for (view, rows) in try #require(rule.tests.first).given { try loader.insert(view: view, rows: rows) }
-        let result = try RuleEngine(store: store, referenceCurrency: "USD").evaluate(rules: [rule], runID: 1, now: Self.now)
+        let result = try RuleEngine(store: store, referenceCurrency: "USD").evaluate(
+            rules: [rule], runID: 1, now: Self.now)
         let inconclusive = result.findings.filter { $0.outcome == .inconclusive }
         #expect(inconclusive.map(\.transactionID) == ["3"])
         #expect(inconclusive.first?.inconclusiveReason?.contains("ARS") == true)

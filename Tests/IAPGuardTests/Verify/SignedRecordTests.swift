@@ -17,7 +17,8 @@ import Testing
         #expect(transaction.kind == .transaction)
         let renewal = try #require(SignedRecord(line: Substring(try World.good.sign(payload: World.renewal()))))
         #expect(renewal.kind == .renewalInfo)
-        let notification = try #require(SignedRecord(line: Substring(try World.good.sign(payload: World.notification()))))
+        let notification = try #require(
+            SignedRecord(line: Substring(try World.good.sign(payload: World.notification()))))
         #expect(notification.kind == .notification)
     }
 

@@ -69,7 +69,8 @@ import X509
     @Test func fastSigningInputEqualsCompactJWSSigningInput() throws {
         let jws = try VerifyTestWorld.jws(VerifyTestWorld.transaction())
         #expect(JWSVerifier.signingInput(of: jws) == jws.signingInput)
-        let apple = try CompactJWS(try String(contentsOf: Fixtures.shared("apple/signed/transactionInfo"), encoding: .utf8))
+        let apple = try CompactJWS(
+            try String(contentsOf: Fixtures.shared("apple/signed/transactionInfo"), encoding: .utf8))
         #expect(JWSVerifier.signingInput(of: apple) == apple.signingInput)
     }
 }

@@ -1,0 +1,817 @@
+import Foundation
+
+/// The injected patterns: fraud and server bugs (truth `hit`) and benign look-alikes (truth `no-hit`).
+extension UserSimulator {
+    typealias C = WorldCatalog
+
+    /// Runs the user's ordinary activity plus the records of `scenario`, and writes its truth lines.
+    func inject(_ scenario: WorldScenario, caseNumber k: Int, slot: Int) throws {
+        switch scenario {
+        case .replayedReceipt: try replayedReceipt(k)
+        case .sharedTransaction: try sharedTransaction(k, slot)
+        case .receiptSharing: try receiptSharing(k, slot)
+        case .unknownBundle: try unknownBundle()
+        case .crossAppRedemption: try crossAppRedemption(k)
+        case .productNotInCatalog: try productNotInCatalog(k)
+        case .forgedReceipt: try forgedReceipt(k)
+        case .currencyArbitrage: try currencyArbitrage(k)
+        case .storefrontHopping: try storefrontHopping(k)
+        case .displayedPriceMismatch: try displayedPriceMismatch(k)
+        case .creditToOtherUser: try creditToOtherUser(slot)
+        case .tokenOwnerMismatch: try tokenOwnerMismatch(slot)
+        case .tokenMultiAccount: try tokenMultiAccount(slot)
+        case .missingCredit: try missingCredit()
+        case .refundedStillCredited: try refundedStillCredited(k)
+        case .refundAbuse: try refundAbuse()
+        case .sandboxCredited: try sandboxCredited(k)
+        case .productMismatch: try productMismatch()
+        case .quantityMismatch: try quantityMismatch(k)
+        case .unconfirmedCredit: try unconfirmedCredit()
+        case .familySharing: try familySharing(k, slot)
+        case .subscriptionRenewals: try subscriptionRenewals()
+        case .testerSandbox: try testerSandbox()
+        case .traveller: try traveller(k)
+        case .movedCountry: try movedCountry(k)
+        case .refundClawedBack: try refundClawedBack(k)
+        case .rolledBackRetry: try rolledBackRetry()
+        case .restoreNewDevice: try restoreNewDevice()
+        case .gracePeriodPending: try gracePeriodPending()
+        case .refundReversed: try refundReversed()
+        case .nativeCheapStorefront: try nativeCheapStorefront(k)
+        case .forgedJWSBlocked: try forgedJWSBlocked()
+        }
+    }
+
+    // MARK: helpers
+
+    func freshOrderID() -> String { "o-" + WorldTime.pad(nextNumber(), 9) }
+
+    /// Writes `tx` over `channel` for `submitter`, returning the JWS or the receipt text.
+    @discardableResult
+    func deliver(
+        _ tx: AppleTransaction, channel: Channel, submitter: String?, orderID: String?, at time: Int64,
+        receiptData: String? = nil, foreign: Bool = false
+    ) throws -> String {
+        switch channel {
+        case .jws:
+            return try writeJWS(tx, submitter: submitter, orderID: orderID, receivedAt: time, foreign: foreign)
+        case .legacy:
+            let data = receiptData ?? newReceiptData()
+            let latest = tx.expiresDate != nil ? [ApplePayloadEncoder.legacyEntry(tx)] : []
+            try writeLegacy(
+                [ApplePayloadEncoder.legacyEntry(tx)], latest: latest, app: UserSimulator.app(forBundle: tx.bundleID),
+                environment: tx.environment ?? "Production", submitter: submitter, orderID: orderID,
+                receivedAt: time, receiptData: data)
+            return data
+        }
+    }
+
+    /// Three ordinary large purchases, so one later refund stays a small share of lifetime spend.
+    func fillerPurchases() throws {
+        for time in randomTimes(3) { try buy(C.pack2500, at: time, noise: false) }
+    }
+
+    /// A sandbox purchase the legacy way: production answers 21007, the sandbox answers 0.
+    func legacySandboxPurchase(_ product: C.Product, at time: Int64) throws -> (AppleTransaction, BackendOrder) {
+        let tx = newTransaction(product, storefront: user.home, at: time, environment: "Sandbox", token: nil)
+        sink.countPurchase()
+        let order = newOrder(for: tx, by: user, status: "credited", channel: .legacy)
+        try sink.order(order)
+        let receivedAt = time + rng.int64(2000...40000)
+        let data = newReceiptData()
+        try sink.receipt(
+            userID: user.id, orderID: order.orderID, receivedAt: receivedAt, receiptData: data,
+            response: ApplePayloadEncoder.legacyStatusOnly(21007))
+        try writeLegacy(
+            [ApplePayloadEncoder.legacyEntry(tx)], app: UserSimulator.app(forBundle: tx.bundleID),
+            environment: "Sandbox", submitter: user.id, orderID: order.orderID, receivedAt: receivedAt + 900,
+            receiptData: data)
+        try sink.credit(newCredit(for: tx, order: order, to: user, at: receivedAt + rng.int64(1500...4000)))
+        return (tx, order)
+    }
+
+    /// Paid price / reference price after converting through the FX table on the purchase day.
+    static func priceRatio(_ product: C.Product, in storefront: C.Storefront, at time: Int64) -> Double? {
+        let day = WorldTime.dayNumber(time)
+        guard
+            let usd = SyntheticFXRates.convert(
+                milli: C.localPrice(product, in: storefront), from: storefront.currency, to: "USD", day: day)
+        else { return nil }
+        return usd / Double(product.referencePriceMilli)
+    }
+
+    static func ratioText(_ r: Double?) -> String {
+        guard let r else { return "n/a" }
+        return SyntheticFXRates.format(r)
+    }
+
+    // MARK: fraud and bugs (hit)
+
+    func replayedReceipt(_ k: Int) throws {
+        try runNormal(allowNoAds: false)
+        let t0 = scenarioTime()
+        switch k % 3 {
+        case 0, 1:
+            let channel: Channel = k % 3 == 0 ? .legacy : .jws
+            let made = try buy(k % 3 == 0 ? C.pack1200 : C.pack2500, at: t0, channel: channel, noise: false)
+            guard let first = made.order else { return }
+            let replayAt = made.receivedAt + rng.int64(WorldTime.day...2 * WorldTime.day)
+            var second = newOrder(for: made.tx, by: user, status: "credited", channel: channel)
+            second.orderID = freshOrderID()
+            second.createdAt = replayAt - rng.int64(3000...20000)
+            try sink.order(second)
+            if channel == .jws, let jws = made.jws {
+                try sink.signedTransaction(jws, userID: user.id, orderID: second.orderID, receivedAt: replayAt)
+            } else {
+                try deliver(
+                    made.tx, channel: .legacy, submitter: user.id, orderID: second.orderID, at: replayAt,
+                    receiptData: made.receiptData)
+            }
+            try sink.credit(newCredit(for: made.tx, order: second, to: user, at: replayAt + rng.int64(300...3000)))
+            try truth(
+                truthFor(
+                    .replayedReceipt, "IAP-001", hit: true, tx: made.tx, order: first,
+                    note:
+                        "the same \(channel == .jws ? "signed transaction" : "receipt") replayed for order \(second.orderID) and credited again"
+                ))
+        default:
+            let made = try buy(C.pack550, at: t0, noise: false)
+            guard let credit = made.credit else { return }
+            var again = newCredit(
+                for: made.tx, order: made.order, to: user, at: (credit.creditedAt ?? t0) + rng.int64(800...5000))
+            again.units = credit.units
+            try sink.credit(again)
+            var t = truthFor(.replayedReceipt, "IAP-001", hit: true, tx: made.tx, order: made.order)
+            t.pattern = "double-credit-retry"
+            t.note = "a retried request credited the same transaction twice"
+            try truth(t)
+        }
+    }
+
+    func sharedTransaction(_ k: Int, _ slot: Int) throws {
+        try runNormal(allowNoAds: false)
+        let other = helper(slot, 0)
+        let t0 = scenarioTime()
+        if k % 2 == 0 {
+            let made = try buy(C.pack2500, at: t0, channel: .legacy, noise: false)
+            let at = made.receivedAt + rng.int64(WorldTime.hour...2 * WorldTime.day)
+            var order = newOrder(for: made.tx, by: other, status: "credited", channel: .legacy)
+            order.orderID = freshOrderID()
+            order.createdAt = at - rng.int64(3000...30000)
+            try sink.order(order)
+            try deliver(
+                made.tx, channel: .legacy, submitter: other.id, orderID: order.orderID, at: at,
+                receiptData: made.receiptData)
+            try sink.credit(newCredit(for: made.tx, order: order, to: other, at: at + rng.int64(300...3000)))
+            let note = "credited to \(user.id) and \(other.id)"
+            try truth(truthFor(.sharedTransaction, "IAP-002", hit: true, tx: made.tx, order: made.order, note: note))
+            try truth(
+                truthFor(
+                    .sharedTransaction, "IAP-001", hit: true, tx: made.tx, order: made.order, primary: false, note: note
+                ))
+            try truth(
+                truthFor(
+                    .sharedTransaction, "IAP-013", hit: true, tx: made.tx, order: made.order, primary: false, note: note
+                ))
+        } else {
+            let made = try buy(C.noAds, at: t0, channel: .legacy, noise: false)
+            let at = t0 + rng.int64(WorldTime.hour...2 * WorldTime.day)
+            let restored = newTransaction(C.noAds, storefront: user.home, at: at, token: nil, original: made.tx)
+            try deliver(restored, channel: .legacy, submitter: other.id, orderID: nil, at: at + rng.int64(2000...9000))
+            try sink.credit(newCredit(for: restored, order: nil, to: other, at: at + rng.int64(10000...20000)))
+            let note = "non-consumable bought by \(user.id), restored and credited to \(other.id)"
+            try truth(truthFor(.sharedTransaction, "IAP-002", hit: true, tx: restored, user: other, note: note))
+            try truth(
+                truthFor(
+                    .sharedTransaction, "IAP-013", hit: true, tx: restored, user: other, primary: false, note: note))
+        }
+    }
+
+    func receiptSharing(_ k: Int, _ slot: Int) throws {
+        try runNormal()
+        let t0 = scenarioTime()
+        let channel: Channel = k % 2 == 0 ? .legacy : .jws
+        let made = try buy(C.pack550, at: t0, channel: channel, noise: false)
+        let shared = (channel == .jws ? made.jws : made.receiptData) ?? ""
+        var others: [String] = []
+        for j in 0..<3 {
+            let other = helper(slot, j)
+            others.append(other.id)
+            let at = made.receivedAt + rng.int64(WorldTime.hour...2 * WorldTime.day)
+            if channel == .jws {
+                try sink.signedTransaction(shared, userID: other.id, orderID: nil, receivedAt: at)
+            } else {
+                try deliver(made.tx, channel: .legacy, submitter: other.id, orderID: nil, at: at, receiptData: shared)
+            }
+        }
+        var t = truthFor(.receiptSharing, "IAP-003", hit: true, tx: made.tx, order: made.order)
+        // A JWS's hash changes with every (randomised) signature, so only legacy receipts get one here:
+        // truth stays byte-identical per seed. The signed variant is keyed by its transaction id.
+        t.receiptSHA256 = channel == .legacy ? Hashing.sha256Hex(shared) : nil
+        t.note =
+            "one \(channel == .jws ? "signed transaction" : "receipt") submitted by \(user.id), "
+            + others.joined(separator: ", ") + "; only the buyer was credited"
+        try truth(t)
+    }
+
+    func unknownBundle() throws {
+        try runNormal()
+        let t0 = scenarioTime()
+        let tx = newTransaction(C.cheapTip, storefront: user.home, at: t0, token: nil)
+        sink.countPurchase()
+        var order = newOrder(for: tx, by: user, status: "credited", channel: .legacy)
+        order.bundleID = C.coinsApp.bundleID
+        order.productID = C.pack2500.productID
+        order.price = C.localPrice(C.pack2500, in: user.home)
+        try sink.order(order)
+        let at = t0 + rng.int64(2000...40000)
+        try deliver(tx, channel: .legacy, submitter: user.id, orderID: order.orderID, at: at)
+        try sink.credit(newCredit(for: tx, order: order, to: user, at: at + 900, product: C.pack2500))
+        let note = "a \(C.cheapApp.bundleID) receipt redeemed for \(C.pack2500.productID)"
+        try truth(truthFor(.unknownBundle, "IAP-004", hit: true, tx: tx, order: order, note: note))
+        try truth(truthFor(.unknownBundle, "IAP-005", hit: true, tx: tx, order: order, primary: false, note: note))
+        try truth(truthFor(.unknownBundle, "IAP-018", hit: true, tx: tx, order: order, primary: false, note: note))
+    }
+
+    func crossAppRedemption(_ k: Int) throws {
+        try runNormal()
+        let t0 = scenarioTime()
+        let channel: Channel = k % 2 == 0 ? .jws : .legacy
+        let tx = newTransaction(
+            C.plusMonthly, storefront: user.home, at: t0, token: channel == .jws ? user.token : nil)
+        sink.countPurchase()
+        var order = newOrder(for: tx, by: user, status: "credited", channel: channel)
+        order.bundleID = C.coinsApp.bundleID
+        try sink.order(order)
+        let at = t0 + rng.int64(2000...40000)
+        try deliver(tx, channel: channel, submitter: user.id, orderID: order.orderID, at: at)
+        try sink.credit(newCredit(for: tx, order: order, to: user, at: at + 700))
+        try truth(
+            truthFor(
+                .crossAppRedemption, "IAP-005", hit: true, tx: tx, order: order,
+                note: "order placed in \(C.coinsApp.bundleID), paid in \(C.plusApp.bundleID)"))
+    }
+
+    func productNotInCatalog(_ k: Int) throws {
+        try runNormal()
+        let made = try buy(C.retiredStarter, at: scenarioTime(), channel: k % 2 == 0 ? .legacy : .jws, noise: false)
+        try truth(
+            truthFor(
+                .productNotInCatalog, "IAP-006", hit: true, tx: made.tx, order: made.order,
+                note: "retired product not in the configured catalog"))
+    }
+
+    func forgedReceipt(_ k: Int) throws {
+        try runNormal()
+        // (a) a jailbreak tool's fake answer: transaction id `com.urus.iap.…`.
+        let t0 = scenarioTime()
+        var fake = newTransaction(C.pack6500, storefront: user.home, at: t0, token: nil)
+        fake.transactionID = "com.urus.iap." + String(rng.int64(100_000_000...999_999_999))
+        fake.originalTransactionID = fake.transactionID
+        var order = newOrder(for: fake, by: user, status: "credited", channel: .legacy)
+        order.orderID = freshOrderID()
+        try sink.order(order)
+        let at = t0 + rng.int64(2000...40000)
+        try deliver(fake, channel: .legacy, submitter: user.id, orderID: order.orderID, at: at)
+        try sink.credit(newCredit(for: fake, order: order, to: user, at: at + 600))
+        try truth(
+            truthFor(.forgedReceipt, "IAP-007", hit: true, tx: fake, order: order, note: "com.urus.iap transaction id"))
+
+        // (b) a forged legacy answer with one anomaly.
+        let t1 = scenarioTime()
+        let at1 = t1 + rng.int64(2000...40000)
+        switch k % 3 {
+        case 0:
+            let tx = newTransaction(C.pack2500, storefront: user.home, at: t1, token: nil)
+            let o = newOrder(for: tx, by: user, status: "credited", channel: .legacy)
+            try sink.order(o)
+            var quirks = ApplePayloadEncoder.LegacyQuirks()
+            quirks.purchaseDateTextOffset = -3 * WorldTime.day
+            try writeLegacy(
+                [ApplePayloadEncoder.legacyEntry(tx, quirks: quirks)], app: C.coinsApp, submitter: user.id,
+                orderID: o.orderID, receivedAt: at1, receiptData: newReceiptData())
+            try sink.credit(newCredit(for: tx, order: o, to: user, at: at1 + 500))
+            try truth(
+                truthFor(
+                    .forgedReceipt, "IAP-007", hit: true, tx: tx, order: o,
+                    note: "date-mismatch: purchase_date text 3 days off purchase_date_ms"))
+        case 1:
+            var tx = newTransaction(C.plusMonthly, storefront: user.home, at: t1, token: nil)
+            tx.expiresDate = WorldTime.daysFromCivil(year: 2099, month: 1, day: 1) * WorldTime.day
+            let o = newOrder(for: tx, by: user, status: "credited", channel: .legacy)
+            try sink.order(o)
+            try deliver(tx, channel: .legacy, submitter: user.id, orderID: o.orderID, at: at1)
+            try sink.credit(newCredit(for: tx, order: o, to: user, at: at1 + 500))
+            try truth(
+                truthFor(
+                    .forgedReceipt, "IAP-007", hit: true, tx: tx, order: o,
+                    note: "expiry-far-future: subscription expiring 2099-01-01"))
+        default:
+            let foreignProduct = C.Product(
+                productID: "com.crackapp.unlimited.coins", bundleID: C.coinsApp.bundleID, type: "Consumable",
+                units: 10000, tier: 0, periodDays: 0, inConfig: false)
+            let tx = newTransaction(foreignProduct, storefront: user.home, at: t1, token: nil)
+            let o = newOrder(for: tx, by: user, status: "credited", channel: .legacy)
+            try sink.order(o)
+            try deliver(tx, channel: .legacy, submitter: user.id, orderID: o.orderID, at: at1)
+            try sink.credit(newCredit(for: tx, order: o, to: user, at: at1 + 500, units: 10000))
+            let note = "product-outside-bundle: \(foreignProduct.productID) in a \(C.coinsApp.bundleID) receipt"
+            try truth(truthFor(.forgedReceipt, "IAP-007", hit: true, tx: tx, order: o, note: note))
+            try truth(truthFor(.forgedReceipt, "IAP-006", hit: true, tx: tx, order: o, primary: false, note: note))
+        }
+    }
+
+    func currencyArbitrage(_ k: Int) throws {
+        try runNormal(allowSubscription: false)
+        let t0 = scenarioTime(beforeEnd: 4 * WorldTime.day)
+        let codes = C.cheapStorefrontCodes
+        var cheap = C.storefront(codes[(k + 1) % codes.count])
+        for i in 0..<codes.count {
+            let candidate = C.storefront(codes[(k + 1 + i) % codes.count])
+            if let r = UserSimulator.priceRatio(C.pack2500, in: candidate, at: t0), r < 0.45 {
+                cheap = candidate
+                break
+            }
+        }
+        let count = rng.int(2...3)
+        for i in 0..<count {
+            let at = t0 + Int64(i) * rng.int64(2 * WorldTime.hour...WorldTime.day)
+            let product = rng.chance(0.5) ? C.pack2500 : C.pack6500
+            let made = try buy(
+                product, at: at, channel: .jws, storefront: cheap, userCountry: user.home.code, noise: false)
+            let ratio = UserSimulator.priceRatio(product, in: cheap, at: at)
+            try truth(
+                truthFor(
+                    .currencyArbitrage, "IAP-008", hit: true, tx: made.tx, order: made.order,
+                    note:
+                        "user country \(user.home.code), storefront \(cheap.code), price ratio \(UserSimulator.ratioText(ratio))"
+                ))
+        }
+    }
+
+    func storefrontHopping(_ k: Int) throws {
+        try runNormal(allowSubscription: false)
+        let others = C.fullPriceStorefrontCodes.filter { $0 != user.home.code }
+        let t0 = scenarioTime(beforeEnd: 2 * WorldTime.day)
+        let span = min(20 * WorldTime.day, p.end - t0 - WorldTime.day)
+        var last: Made?
+        var visited = [user.home.code]
+        for i in 0..<3 {
+            let code = others[(k + i) % others.count]
+            visited.append(code)
+            let at = t0 + span * Int64(i) / 3
+            last = try buy(
+                C.pack550, at: at, channel: .jws, storefront: C.storefront(code), userCountry: user.home.code,
+                noise: false)
+        }
+        var t = truthFor(.storefrontHopping, "IAP-009", hit: true, tx: last?.tx, order: last?.order)
+        t.appAccountToken = user.token
+        t.storefront = nil
+        t.note = "storefronts " + visited.joined(separator: ",") + " within 30 days"
+        try truth(t)
+    }
+
+    func displayedPriceMismatch(_ k: Int) throws {
+        try runNormal()
+        let t0 = scenarioTime()
+        let tx = newTransaction(C.pack1200, storefront: user.home, at: t0, token: user.token)
+        sink.countPurchase()
+        var order = newOrder(for: tx, by: user, status: "credited", channel: .jws)
+        if k % 2 == 0 || user.home.currency == "USD" {
+            order.price = C.localPrice(C.pack100, in: user.home)
+        } else {
+            order.currency = "USD"
+            order.price = C.pack1200.referencePriceMilli
+        }
+        try sink.order(order)
+        let at = t0 + rng.int64(2000...40000)
+        try deliver(tx, channel: .jws, submitter: user.id, orderID: order.orderID, at: at)
+        try sink.credit(newCredit(for: tx, order: order, to: user, at: at + 800))
+        let shown = C.decimalText(milli: order.price ?? 0, minorDigits: 2) + " " + (order.currency ?? "")
+        let charged =
+            C.decimalText(milli: tx.price ?? 0, minorDigits: user.home.minorDigits) + " " + (tx.currency ?? "")
+        try truth(
+            truthFor(
+                .displayedPriceMismatch, "IAP-010", hit: true, tx: tx, order: order,
+                note: "displayed \(shown), Apple charged \(charged)"))
+    }
+
+    func creditToOtherUser(_ slot: Int) throws {
+        try runNormal()
+        let victim = helper(slot, 0)
+        let t0 = scenarioTime()
+        let tx = newTransaction(C.pack1200, storefront: victim.home, at: t0, token: nil)
+        sink.countPurchase()
+        var order = newOrder(for: tx, by: victim, status: "credited", channel: .legacy)
+        order.applicationUsername = nil
+        try sink.order(order)
+        let at = t0 + rng.int64(2 * WorldTime.hour...30 * WorldTime.hour)
+        try deliver(tx, channel: .legacy, submitter: user.id, orderID: order.orderID, at: at)
+        try sink.credit(newCredit(for: tx, order: order, to: user, at: at + 1200))
+        try truth(
+            truthFor(
+                .creditToOtherUser, "IAP-011", hit: true, tx: tx, order: order,
+                note: "order created by \(victim.id); pending transaction re-delivered in \(user.id)'s session"))
+    }
+
+    func tokenOwnerMismatch(_ slot: Int) throws {
+        try runNormal()
+        let victim = helper(slot, 0)
+        let t0 = scenarioTime()
+        let tx = newTransaction(C.pack2500, storefront: user.home, at: t0, token: victim.token)
+        sink.countPurchase()
+        var victimOrder = newOrder(for: tx, by: victim, status: "created", channel: .jws)
+        victimOrder.transactionID = nil
+        victimOrder.userCountry = user.home.code
+        try sink.order(victimOrder)
+        let at = t0 + rng.int64(2 * WorldTime.hour...30 * WorldTime.hour)
+        var order = newOrder(for: tx, by: user, status: "credited", channel: .jws)
+        order.orderID = freshOrderID()
+        order.createdAt = at - rng.int64(3000...20000)
+        try sink.order(order)
+        try deliver(tx, channel: .jws, submitter: user.id, orderID: order.orderID, at: at)
+        try sink.credit(newCredit(for: tx, order: order, to: user, at: at + 900))
+        var t = truthFor(
+            .tokenOwnerMismatch, "IAP-012", hit: true, tx: tx, order: order,
+            note: "appAccountToken belongs to \(victim.id) (order \(victimOrder.orderID)), credited to \(user.id)")
+        t.appAccountToken = victim.token
+        try truth(t)
+    }
+
+    func tokenMultiAccount(_ slot: Int) throws {
+        try runNormal()
+        let farmToken = rng.uuid()
+        let accounts = [user, helper(slot, 0), helper(slot, 1)]
+        let t0 = scenarioTime()
+        var first: Made?
+        for (i, account) in accounts.enumerated() {
+            let at = t0 + Int64(i) * rng.int64(WorldTime.hour...WorldTime.day)
+            let made = try buy(
+                C.pack550, at: at, channel: .jws, storefront: user.home, buyer: account, userCountry: user.home.code,
+                noise: false, token: farmToken)
+            if first == nil { first = made }
+        }
+        var t = truthFor(.tokenMultiAccount, "IAP-013", hit: true, tx: first?.tx, order: first?.order)
+        t.appAccountToken = farmToken
+        t.note = "one appAccountToken credited to " + accounts.map(\.id).joined(separator: ", ")
+        try truth(t)
+    }
+
+    func missingCredit() throws {
+        try runNormal()
+        let made = try buy(C.pack2500, at: scenarioTime(), channel: .jws, credited: false, noise: false)
+        try truth(
+            truthFor(
+                .missingCredit, "IAP-014", hit: true, tx: made.tx, order: made.order,
+                note: "verified Production purchase, order paid, never credited"))
+    }
+
+    func refundedStillCredited(_ k: Int) throws {
+        try runNormal(allowNoAds: false, allowSubscription: false)
+        try fillerPurchases()
+        let t0 = scenarioTime()
+        let refundAt = t0 + rng.int64(6 * WorldTime.hour...WorldTime.day)
+        switch k % 3 {
+        case 0:
+            let made = try buy(C.noAds, at: t0, noise: false)
+            try refund(made.tx, at: refundAt)
+            try truth(
+                truthFor(
+                    .refundedStillCredited, "IAP-015", hit: true, tx: made.tx, order: made.order,
+                    note: "REFUND received, credit never reversed"))
+        case 1:
+            let sub = try subscribe(C.plusMonthly, at: t0, until: t0 + WorldTime.day)
+            try refund(sub.initial.tx, at: refundAt, percentage: 50000)
+            try truth(
+                truthFor(
+                    .refundedStillCredited, "IAP-015", hit: true, tx: sub.initial.tx, order: sub.initial.order,
+                    note: "prorated refund (50 %), credit never reduced"))
+        default:
+            let made = try buy(C.noAds, at: t0, channel: .legacy, noise: false)
+            let revoked = try refund(made.tx, at: refundAt)
+            try deliver(
+                revoked, channel: .legacy, submitter: user.id, orderID: nil,
+                at: refundAt + rng.int64(2 * WorldTime.hour...10 * WorldTime.hour))
+            try truth(
+                truthFor(
+                    .refundedStillCredited, "IAP-015", hit: true, tx: made.tx, order: made.order,
+                    note: "legacy cancellation_date and REFUND, credit never reversed"))
+        }
+    }
+
+    func refundAbuse() throws {
+        try runNormal(allowSubscription: false)
+        let t0 = scenarioTime(beforeEnd: 4 * WorldTime.day)
+        var last: Made?
+        for i in 0..<3 {
+            let at = t0 + Int64(i) * rng.int64(2 * WorldTime.hour...12 * WorldTime.hour)
+            let refundAt = at + rng.int64(20 * WorldTime.hour...40 * WorldTime.hour)
+            let refunded = i < 2
+            let reversedAt = refundAt + rng.int64(WorldTime.hour...6 * WorldTime.hour)
+            let made = try buy(
+                C.pack2500, at: at, noise: false, reversedAt: refunded ? reversedAt : nil,
+                reversalReason: refunded ? "refund" : nil)
+            if refunded {
+                try refund(made.tx, at: refundAt, consumptionRequest: true)
+                last = made
+            }
+        }
+        var t = truthFor(.refundAbuse, "IAP-016", hit: true, tx: last?.tx, order: last?.order)
+        t.note = "2 consumable refunds after consumption within 3 days (credits clawed back)"
+        try truth(t)
+    }
+
+    func sandboxCredited(_ k: Int) throws {
+        try runNormal()
+        let t0 = scenarioTime()
+        if k % 2 == 0 {
+            let made = try buy(C.pack2500, at: t0, channel: .jws, environment: "Sandbox", noise: false)
+            try truth(
+                truthFor(
+                    .sandboxCredited, "IAP-017", hit: true, tx: made.tx, order: made.order,
+                    note: "Sandbox signed transaction credited to a non-tester"))
+        } else {
+            let (tx, order) = try legacySandboxPurchase(C.pack6500, at: t0)
+            try truth(
+                truthFor(
+                    .sandboxCredited, "IAP-017", hit: true, tx: tx, order: order,
+                    note: "21007 then Sandbox receipt credited to a non-tester"))
+        }
+    }
+
+    func productMismatch() throws {
+        try runNormal()
+        unfinished = nil
+        let t0 = scenarioTime(minAfterStart: 2 * WorldTime.day + 6 * WorldTime.hour)
+        let old = try buy(
+            C.pack100, at: t0 - rng.int64(WorldTime.day...2 * WorldTime.day), channel: .legacy, noise: false)
+        let tx = newTransaction(C.pack2500, storefront: user.home, at: t0, token: nil)
+        sink.countPurchase()
+        let order = newOrder(for: tx, by: user, status: "credited", channel: .legacy)
+        try sink.order(order)
+        let at = t0 + rng.int64(2000...40000)
+        try writeLegacy(
+            [ApplePayloadEncoder.legacyEntry(old.tx), ApplePayloadEncoder.legacyEntry(tx)], app: C.coinsApp,
+            submitter: user.id, orderID: order.orderID, receivedAt: at, receiptData: newReceiptData())
+        try sink.credit(newCredit(for: tx, order: order, to: user, at: at + 700, product: C.pack100))
+        try truth(
+            truthFor(
+                .productMismatch, "IAP-018", hit: true, tx: tx, order: order,
+                note: "credited \(C.pack100.productID) from in_app[0] (unfinished \(old.tx.transactionID))"))
+    }
+
+    func quantityMismatch(_ k: Int) throws {
+        try runNormal()
+        let t0 = scenarioTime()
+        if k % 2 == 0 {
+            let made = try buy(C.pack550, at: t0, noise: false, creditUnits: C.pack550.units * 5)
+            try truth(
+                truthFor(
+                    .quantityMismatch, "IAP-019", hit: true, tx: made.tx, order: made.order,
+                    note: "quantity 1, credited 5 × 550 units"))
+        } else {
+            let made = try buy(
+                C.pack550, at: t0, channel: .legacy, quantity: 3, noise: false, creditUnits: C.pack550.units)
+            try truth(
+                truthFor(
+                    .quantityMismatch, "IAP-019", hit: true, tx: made.tx, order: made.order,
+                    note: "quantity 3, credited 1 × 550 units"))
+        }
+    }
+
+    func unconfirmedCredit() throws {
+        try runNormal()
+        // (a) a credit for a transaction Apple never reported.
+        let t0 = scenarioTime()
+        let ghost = newTransaction(C.pack6500, storefront: user.home, at: t0, token: user.token)
+        let ghostOrder = newOrder(for: ghost, by: user, status: "credited", channel: .jws)
+        try sink.order(ghostOrder)
+        try sink.credit(newCredit(for: ghost, order: ghostOrder, to: user, at: t0 + rng.int64(5000...60000)))
+        try truth(
+            truthFor(
+                .unconfirmedCredit, "IAP-020", hit: true, tx: ghost, order: ghostOrder,
+                note: "no Apple sighting at all"))
+        // (b) a signed transaction from an untrusted chain, credited.
+        let t1 = scenarioTime()
+        let forged = newTransaction(C.pack6500, storefront: user.home, at: t1, token: user.token)
+        let order = newOrder(for: forged, by: user, status: "credited", channel: .jws)
+        try sink.order(order)
+        let at = t1 + rng.int64(2000...40000)
+        try deliver(forged, channel: .jws, submitter: user.id, orderID: order.orderID, at: at, foreign: true)
+        try sink.credit(newCredit(for: forged, order: order, to: user, at: at + 700))
+        try truth(
+            truthFor(
+                .unconfirmedCredit, "IAP-020", hit: true, tx: forged, order: order,
+                note: "JWS signed by an untrusted root, credited"))
+    }
+
+    // MARK: benign look-alikes (no-hit)
+
+    func familySharing(_ k: Int, _ slot: Int) throws {
+        try runNormal(allowNoAds: false)
+        let member = helper(slot, 0)
+        let t0 = scenarioTime(beforeEnd: 5 * WorldTime.day)
+        let made = try buy(C.noAds, at: t0, channel: .jws, noise: false)
+        let at = t0 + rng.int64(WorldTime.hour...2 * WorldTime.day)
+        let shared = newTransaction(
+            C.noAds, storefront: user.home, at: at, token: nil, original: made.tx, ownership: "FAMILY_SHARED")
+        try deliver(shared, channel: .jws, submitter: member.id, orderID: nil, at: at + rng.int64(2000...30000))
+        var credit = newCredit(for: shared, order: nil, to: member, at: at + rng.int64(31000...60000))
+        // Every other case: the purchaser stops sharing; Apple sends REVOKE and the backend takes the
+        // entitlement back in time.
+        let revokeAt = at + rng.int64(6 * WorldTime.hour...WorldTime.day)
+        if k % 2 == 1 {
+            credit.reversedAt = revokeAt + rng.int64(WorldTime.hour...3 * WorldTime.hour)
+            credit.reversalReason = "revoke"
+        }
+        try sink.credit(credit)
+        let note = "bought by \(user.id), FAMILY_SHARED to \(member.id)"
+        try truth(truthFor(.familySharing, "IAP-002", hit: false, tx: shared, user: member, note: note))
+        try truth(truthFor(.familySharing, "IAP-013", hit: false, tx: shared, user: member, note: note))
+        if k % 2 == 1 {
+            var revoked = shared
+            revoked.revocationDate = revokeAt
+            revoked.revocationReason = 0
+            revoked.revocationType = "FAMILY_REVOKE"
+            try notify("REVOKE", about: revoked, at: revokeAt + rng.int64(5000...60000), autoRenew: false)
+            try truth(
+                truthFor(
+                    .familySharing, "IAP-015", hit: false, tx: shared, user: member,
+                    note: "family sharing stopped: REVOKE, entitlement reversed within hours"))
+        }
+    }
+
+    func subscriptionRenewals() throws {
+        try runNormal(allowSubscription: false)
+        let product = C.plusWeekly
+        let originalStart = p.start - 14 * WorldTime.day + rng.int64(WorldTime.hour...2 * WorldTime.day)
+        let original = newTransaction(
+            product, storefront: user.home, at: originalStart, token: user.storeKit2 ? user.token : nil)
+        // The original purchase predates the window: only in-window renewals are written.
+        var renewals: [AppleTransaction] = []
+        var previous = original
+        while let expires = previous.expiresDate, expires < p.start {
+            var skipped = newTransaction(
+                product, storefront: user.home, at: expires, token: original.appAccountToken, original: original,
+                reason: "RENEWAL")
+            skipped.originalPurchaseDate = original.originalPurchaseDate
+            previous = skipped
+        }
+        renewals = try renew(from: previous, until: p.end)
+        guard let first = renewals.first else { return }
+        try truth(
+            truthFor(
+                .subscriptionRenewals, "IAP-002", hit: false, tx: first,
+                note: "\(renewals.count) renewals of one original transaction, all credited to \(user.id)"))
+    }
+
+    func testerSandbox() throws {
+        try runNormal()
+        let t0 = scenarioTime()
+        let made = try buy(C.pack2500, at: t0, channel: .jws, environment: "Sandbox", noise: false)
+        try truth(
+            truthFor(
+                .testerSandbox, "IAP-017", hit: false, tx: made.tx, order: made.order,
+                note: "Sandbox purchase credited to an allow-listed tester"))
+        let (tx, order) = try legacySandboxPurchase(C.pack550, at: t0 + rng.int64(WorldTime.hour...WorldTime.day))
+        try truth(
+            truthFor(
+                .testerSandbox, "IAP-017", hit: false, tx: tx, order: order,
+                note: "App Review style 21007 → Sandbox receipt credited to an allow-listed tester"))
+    }
+
+    func traveller(_ k: Int) throws {
+        try runNormal(allowSubscription: false)
+        let others = C.fullPriceStorefrontCodes.filter { $0 != user.home.code }
+        let trip = C.storefront(others[k % others.count])
+        let t0 = scenarioTime()
+        for i in 0..<2 {
+            let at = t0 + Int64(i) * rng.int64(2 * WorldTime.hour...WorldTime.day)
+            let product = i == 0 ? C.pack550 : C.pack1200
+            let made = try buy(
+                product, at: at, channel: .jws, storefront: trip, userCountry: user.home.code, noise: false)
+            try truth(
+                truthFor(
+                    .traveller, "IAP-008", hit: false, tx: made.tx, order: made.order,
+                    note:
+                        "user country \(user.home.code) travelling in \(trip.code), normal local price (ratio \(UserSimulator.ratioText(UserSimulator.priceRatio(product, in: trip, at: at))))"
+                ))
+        }
+    }
+
+    func movedCountry(_ k: Int) throws {
+        let others = C.fullPriceStorefrontCodes.filter { $0 != user.home.code }
+        let newHome = C.storefront(others[k % others.count])
+        let moveAt = p.start + (p.end - p.start) / 2
+        let before = user.home.code
+        try buy(C.pack550, at: rng.int64((p.start + WorldTime.hour)...(moveAt - WorldTime.hour)), noise: false)
+        try runNormal(allowSubscription: false, move: (moveAt, newHome))
+        try buy(
+            C.pack1200, at: rng.int64((moveAt + WorldTime.hour)...(p.end - 2 * WorldTime.hour)), storefront: newHome,
+            userCountry: newHome.code, noise: false)
+        var t = truthFor(.movedCountry, "IAP-009", hit: false, tx: nil)
+        t.appAccountToken = user.token
+        t.note = "exactly 2 storefronts: moved from \(before) to \(newHome.code)"
+        try truth(t)
+    }
+
+    func refundClawedBack(_ k: Int) throws {
+        try runNormal(allowNoAds: false, allowSubscription: false)
+        try fillerPurchases()
+        let t0 = scenarioTime()
+        let refundAt = t0 + rng.int64(6 * WorldTime.hour...WorldTime.day)
+        let reversedAt = refundAt + rng.int64(WorldTime.hour...6 * WorldTime.hour)
+        let product = k % 2 == 0 ? C.noAds : C.plusMonthly
+        let made = try buy(product, at: t0, noise: false, reversedAt: reversedAt, reversalReason: "refund")
+        if product.isSubscription {
+            try notify("SUBSCRIBED", subtype: "INITIAL_BUY", about: made.tx, at: made.receivedAt + 3000)
+        }
+        try refund(made.tx, at: refundAt)
+        try truth(
+            truthFor(
+                .refundClawedBack, "IAP-015", hit: false, tx: made.tx, order: made.order,
+                note: "refunded, credit reversed within hours"))
+    }
+
+    func rolledBackRetry() throws {
+        try runNormal()
+        let made = try buy(C.pack1200, at: scenarioTime(), noise: false)
+        guard let credit = made.credit, let creditedAt = credit.creditedAt else { return }
+        var duplicate = newCredit(for: made.tx, order: made.order, to: user, at: creditedAt + rng.int64(300...2000))
+        duplicate.reversedAt = (duplicate.creditedAt ?? creditedAt) + rng.int64(1000...5000)
+        duplicate.reversalReason = "rollback"
+        try sink.credit(duplicate)
+        try truth(
+            truthFor(
+                .rolledBackRetry, "IAP-001", hit: false, tx: made.tx, order: made.order,
+                note: "duplicate credit from a retry, rolled back"))
+    }
+
+    func restoreNewDevice() throws {
+        try runNormal(allowNoAds: false)
+        let t0 = scenarioTime()
+        let made = try buy(C.noAds, at: t0, channel: .legacy, noise: false)
+        let at = t0 + rng.int64(WorldTime.day...2 * WorldTime.day)
+        let restored = newTransaction(C.noAds, storefront: user.home, at: at, token: nil, original: made.tx)
+        try deliver(restored, channel: .legacy, submitter: user.id, orderID: nil, at: at + rng.int64(2000...9000))
+        try sink.credit(newCredit(for: restored, order: nil, to: user, at: at + rng.int64(10000...20000)))
+        try truth(
+            truthFor(
+                .restoreNewDevice, "IAP-002", hit: false, tx: restored,
+                note: "restored on a new device by the same user \(user.id)"))
+    }
+
+    func gracePeriodPending() throws {
+        try runNormal()
+        let at = p.end - rng.int64(WorldTime.hour...18 * WorldTime.hour)
+        let made = try buy(C.pack2500, at: at, channel: .jws, credited: false, noise: false)
+        try truth(
+            truthFor(
+                .gracePeriodPending, "IAP-014", hit: false, tx: made.tx, order: made.order,
+                note: "bought less than 24 h before the world's end, not yet credited"))
+    }
+
+    func refundReversed() throws {
+        try runNormal(allowNoAds: false, allowSubscription: false)
+        try fillerPurchases()
+        let t0 = scenarioTime()
+        let made = try buy(C.noAds, at: t0, noise: false)
+        let revoked = try refund(made.tx, at: t0 + rng.int64(6 * WorldTime.hour...WorldTime.day))
+        let reversedAt = (revoked.revocationDate ?? t0) + rng.int64(6 * WorldTime.hour...WorldTime.day)
+        try notify("REFUND_REVERSED", about: made.tx, at: reversedAt)
+        try truth(
+            truthFor(
+                .refundReversed, "IAP-015", hit: false, tx: made.tx, order: made.order,
+                note: "REFUND later undone by REFUND_REVERSED; credit kept"))
+    }
+
+    func nativeCheapStorefront(_ k: Int) throws {
+        let codes = C.cheapStorefrontCodes
+        user.home = C.storefront(codes[k % codes.count])
+        user.storeKit2 = true
+        try runNormal(minPurchases: 2, allowSubscription: false)
+        let at = scenarioTime()
+        let made = try buy(C.pack1200, at: at, channel: .jws, noise: false)
+        try truth(
+            truthFor(
+                .nativeCheapStorefront, "IAP-008", hit: false, tx: made.tx, order: made.order,
+                note:
+                    "home storefront \(user.home.code), cheap but local (ratio \(UserSimulator.ratioText(UserSimulator.priceRatio(C.pack1200, in: user.home, at: at))))"
+            ))
+    }
+
+    func forgedJWSBlocked() throws {
+        try runNormal()
+        let t0 = scenarioTime()
+        let forged = newTransaction(C.pack6500, storefront: user.home, at: t0, token: user.token)
+        let order = newOrder(for: forged, by: user, status: "failed", channel: .jws)
+        try sink.order(order)
+        try deliver(
+            forged, channel: .jws, submitter: user.id, orderID: order.orderID, at: t0 + rng.int64(2000...40000),
+            foreign: true)
+        try truth(
+            truthFor(
+                .forgedJWSBlocked, "IAP-020", hit: false, tx: forged, order: order,
+                note: "JWS from an untrusted root; the backend refused it (no credit)"))
+    }
+}

@@ -1,0 +1,104 @@
+/// A pattern injected into one user's history: fraud or a server bug the rules must catch, or a benign
+/// look-alike they must leave alone. Scenarios are dealt to users by index (see ``WorldSchedule``).
+enum WorldScenario: String, CaseIterable, Sendable {
+    // Fraud and bugs (expect hit).
+    case replayedReceipt = "replayed-receipt"
+    case sharedTransaction = "shared-transaction"
+    case receiptSharing = "receipt-sharing"
+    case unknownBundle = "unknown-bundle"
+    case crossAppRedemption = "cross-app-redemption"
+    case productNotInCatalog = "product-not-in-catalog"
+    case forgedReceipt = "forged-receipt"
+    case currencyArbitrage = "currency-arbitrage"
+    case storefrontHopping = "storefront-hopping"
+    case displayedPriceMismatch = "displayed-price-mismatch"
+    case creditToOtherUser = "credit-to-other-user"
+    case tokenOwnerMismatch = "token-owner-mismatch"
+    case tokenMultiAccount = "token-multi-account"
+    case missingCredit = "missing-credit"
+    case refundedStillCredited = "refunded-still-credited"
+    case refundAbuse = "refund-abuse"
+    case sandboxCredited = "sandbox-credited"
+    case productMismatch = "product-mismatch"
+    case quantityMismatch = "quantity-mismatch"
+    case unconfirmedCredit = "unconfirmed-credit"
+    // Benign look-alikes (expect no-hit).
+    case familySharing = "family-sharing"
+    case subscriptionRenewals = "subscription-renewals"
+    case testerSandbox = "tester-sandbox"
+    case traveller = "traveller"
+    case movedCountry = "moved-country"
+    case refundClawedBack = "refund-clawed-back"
+    case rolledBackRetry = "rolled-back-retry"
+    case restoreNewDevice = "restore-new-device"
+    case gracePeriodPending = "grace-period-pending"
+    case refundReversed = "refund-reversed"
+    case nativeCheapStorefront = "native-cheap-storefront"
+    case forgedJWSBlocked = "forged-jws-blocked"
+
+    /// Scenarios that need the user's home storefront to be a full-price one.
+    var needsFullPriceHome: Bool {
+        switch self {
+        case .currencyArbitrage, .storefrontHopping, .traveller, .movedCountry, .refundedStillCredited,
+            .refundAbuse, .refundClawedBack, .refundReversed, .displayedPriceMismatch:
+            return true
+        default: return false
+        }
+    }
+
+    /// Scenarios that use the non-consumable themselves (so normal activity must not buy it).
+    var usesNonConsumable: Bool {
+        switch self {
+        case .sharedTransaction, .familySharing, .restoreNewDevice, .refundedStillCredited, .refundClawedBack,
+            .refundReversed:
+            return true
+        default: return false
+        }
+    }
+}
+
+/// Deals scenarios to users by index in O(1): every `spacing`-th user (from index 0) gets one, round robin
+/// over ``WorldScenario/allCases``, `casesPerScenario` times. Needs no state, so a user's fate does not
+/// depend on any other user.
+struct WorldSchedule: Sendable {
+    let users: Int
+    let casesPerScenario: Int
+    let slots: Int
+    let spacing: Int
+
+    init(users: Int) {
+        self.users = users
+        let scenarios = WorldScenario.allCases.count
+        casesPerScenario = max(3, users / 500)
+        slots = min(users, scenarios * casesPerScenario)
+        spacing = slots == 0 ? 1 : max(1, users / slots)
+    }
+
+    /// The scenario slot of user `index`, if any.
+    func slot(ofUser index: Int) -> Int? {
+        guard index % spacing == 0 else { return nil }
+        let slot = index / spacing
+        return slot < slots ? slot : nil
+    }
+
+    /// The scenario and its case number (0, 1, 2, … for variants) for user `index`.
+    func scenario(ofUser index: Int) -> (scenario: WorldScenario, caseNumber: Int, slot: Int)? {
+        guard let slot = slot(ofUser: index) else { return nil }
+        let all = WorldScenario.allCases
+        return (all[slot % all.count], slot / all.count, slot)
+    }
+
+    /// The user index holding `slot`.
+    func user(ofSlot slot: Int) -> Int { slot * spacing }
+
+    /// Account index for helper `j` (0..<4) of `slot`: accomplices, victims and family members get ids
+    /// after the regular users.
+    func helperIndex(slot: Int, _ j: Int) -> Int { users + slot * 4 + j }
+
+    /// User indices of the allow-listed testers (the `tester-sandbox` users).
+    var testerIndices: [Int] {
+        let all = WorldScenario.allCases
+        guard let position = all.firstIndex(of: .testerSandbox) else { return [] }
+        return stride(from: position, to: slots, by: all.count).map { user(ofSlot: $0) }
+    }
+}
