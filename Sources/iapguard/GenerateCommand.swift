@@ -27,6 +27,14 @@ struct GenerateCommand: ParsableCommand {
     @Option(name: .long, help: "The rules folder written into the config (default: ./rules if it exists).")
     var rules: String?
 
+    func validate() throws {
+        guard WorldGenerator.parseDay(end) != nil else {
+            throw ValidationError("--end must be a date YYYY-MM-DD, got \(end)")
+        }
+        guard users >= 1 else { throw ValidationError("--users must be at least 1") }
+        guard days >= 1 else { throw ValidationError("--days must be at least 1") }
+    }
+
     func run() throws {
         guard let endMillis = WorldGenerator.parseDay(end) else {
             throw ValidationError("--end must be a date YYYY-MM-DD, got \(end)")

@@ -11,7 +11,9 @@ final class WorldFileWriter {
 
     /// Creates (or truncates) the file at `url`.
     init(url: URL) throws {
-        FileManager.default.createFile(atPath: url.path, contents: nil)
+        guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: url.path])
+        }
         handle = try FileHandle(forWritingTo: url)
         try handle.truncate(atOffset: 0)
         buffer.reserveCapacity(flushThreshold * 2)

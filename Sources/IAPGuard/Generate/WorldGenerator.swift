@@ -39,12 +39,14 @@ public struct WorldGenerator: Sendable {
 
     /// Why a world could not be generated.
     public struct GenerateError: Error, Sendable, CustomStringConvertible {
+        /// What was wrong with the options.
         public let description: String
     }
 
     /// 2026-11-01T00:00:00Z.
     public static let defaultEnd: Int64 = WorldTime.daysFromCivil(year: 2026, month: 11, day: 1) * WorldTime.day
 
+    /// What this generator writes.
     public let options: Options
     private let signer: any JWSSigning
     private let foreignSigner: any JWSSigning

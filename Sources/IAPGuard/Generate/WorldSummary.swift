@@ -11,6 +11,7 @@ public struct WorldSummary: Sendable, Hashable, Codable {
     /// Truth lines per rule id and expectation, keyed `IAP-001 hit` / `IAP-001 no-hit`.
     public var truthByRule: [String: Int]
 
+    /// A summary from its parts.
     public init(
         users: Int, purchases: Int, fileLines: [String: Int], truthByPattern: [String: Int],
         truthByRule: [String: Int]
