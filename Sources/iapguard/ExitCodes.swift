@@ -1,12 +1,15 @@
-/// The process exit codes (also in `docs/operations.md` and `--help`).
+import IAPGuard
+
+/// The process exit codes, taken from the library's ``RunExitCode`` so there is one definition
+/// (documented in README.md and docs/reports.md).
 enum ExitCodes {
-    static let ok: Int32 = 0
-    static let findings: Int32 = 2
-    static let usage: Int32 = 64
-    static let badInput: Int32 = 65
-    static let sourceUnreachable: Int32 = 69
-    static let locked: Int32 = 75
-    static let badConfig: Int32 = 78
+    static let ok = RunExitCode.success.rawValue
+    static let findings = RunExitCode.findings.rawValue
+    static let usage = RunExitCode.usage.rawValue
+    static let badInput = RunExitCode.badInput.rawValue
+    static let sourceUnreachable = RunExitCode.sourceUnavailable.rawValue
+    static let locked = RunExitCode.lockHeld.rawValue
+    static let badConfig = RunExitCode.badConfig.rawValue
 
     static let help = """
         Exit codes: 0 done, nothing at or above --fail-on; 2 done, findings at or above --fail-on; \
