@@ -19,6 +19,10 @@ struct TruthRecord: Sendable {
     var storefront: String?
     /// SHA-256 hex of the shared receipt text (receipt sharing).
     var receiptSHA256: String?
+    /// For a hit: the level the finding must have (`nil`: any level).
+    var level: String?
+    /// For a no-hit: the highest level a finding may still have (`nil`: no finding at all).
+    var maxLevel: String?
     var note: String?
 
     init(_ pattern: String, _ ruleID: String, hit: Bool) {
@@ -43,6 +47,8 @@ struct TruthRecord: Sendable {
             ("product_id", .str(productID)),
             ("storefront", .str(storefront)),
             ("receipt_sha256", .str(receiptSHA256)),
+            ("level", .str(level)),
+            ("max_level", .str(maxLevel)),
             ("note", .str(note)),
         ])
     }

@@ -169,10 +169,11 @@ extension UserSimulator {
                 truthFor(
                     .sharedTransaction, "IAP-001", hit: true, tx: made.tx, order: made.order, primary: false, note: note
                 ))
+            // The second account is credited under the first buyer's applicationUsername.
             try truth(
                 truthFor(
-                    .sharedTransaction, "IAP-013", hit: true, tx: made.tx, order: made.order, primary: false, note: note
-                ))
+                    .sharedTransaction, "IAP-012", hit: true, tx: made.tx, order: order, user: other, primary: false,
+                    note: note))
         } else {
             let made = try buy(C.noAds, at: t0, channel: .legacy, noise: false)
             let at = t0 + rng.int64(WorldTime.hour...2 * WorldTime.day)
@@ -587,10 +588,10 @@ extension UserSimulator {
         let ghostOrder = newOrder(for: ghost, by: user, status: "credited", channel: .jws)
         try sink.order(ghostOrder)
         try sink.credit(newCredit(for: ghost, order: ghostOrder, to: user, at: t0 + rng.int64(5000...60000)))
-        try truth(
-            truthFor(
-                .unconfirmedCredit, "IAP-020", hit: true, tx: ghost, order: ghostOrder,
-                note: "no Apple sighting at all"))
+        var ghostTruth = truthFor(
+            .unconfirmedCredit, "IAP-020", hit: true, tx: ghost, order: ghostOrder, note: "no Apple sighting at all")
+        ghostTruth.level = "high"
+        try truth(ghostTruth)
         // (b) a signed transaction from an untrusted chain, credited.
         let t1 = scenarioTime()
         let forged = newTransaction(C.pack6500, storefront: user.home, at: t1, token: user.token)
@@ -599,10 +600,11 @@ extension UserSimulator {
         let at = t1 + rng.int64(2000...40000)
         try deliver(forged, channel: .jws, submitter: user.id, orderID: order.orderID, at: at, foreign: true)
         try sink.credit(newCredit(for: forged, order: order, to: user, at: at + 700))
-        try truth(
-            truthFor(
-                .unconfirmedCredit, "IAP-020", hit: true, tx: forged, order: order,
-                note: "JWS signed by an untrusted root, credited"))
+        var forgedTruth = truthFor(
+            .unconfirmedCredit, "IAP-020", hit: true, tx: forged, order: order,
+            note: "JWS signed by an untrusted root, credited")
+        forgedTruth.level = "critical"
+        try truth(forgedTruth)
     }
 
     // MARK: benign look-alikes (no-hit)
@@ -711,6 +713,7 @@ extension UserSimulator {
             userCountry: newHome.code, noise: false)
         var t = truthFor(.movedCountry, "IAP-009", hit: false, tx: nil)
         t.appAccountToken = user.token
+        t.maxLevel = "informational"  // two storefronts alone is informational at most
         t.note = "exactly 2 storefronts: moved from \(before) to \(newHome.code)"
         try truth(t)
     }
@@ -809,9 +812,11 @@ extension UserSimulator {
         try deliver(
             forged, channel: .jws, submitter: user.id, orderID: order.orderID, at: t0 + rng.int64(2000...40000),
             foreign: true)
-        try truth(
-            truthFor(
-                .forgedJWSBlocked, "IAP-020", hit: false, tx: forged, order: order,
-                note: "JWS from an untrusted root; the backend refused it (no credit)"))
+        // Still a finding, but informational: the backend already blocked it, no money was lost.
+        var t = truthFor(
+            .forgedJWSBlocked, "IAP-020", hit: true, tx: forged, order: order,
+            note: "JWS from an untrusted root; the backend refused it (no credit)")
+        t.level = "informational"
+        try truth(t)
     }
 }

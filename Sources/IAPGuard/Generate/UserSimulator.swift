@@ -216,7 +216,10 @@ final class UserSimulator {
                 made.receivedAt = receivedAt
             }
             var entries = [ApplePayloadEncoder.legacyEntry(tx)]
-            if noise, buyer == nil, let pending = unfinished {
+            // Only a pending purchase of the same app, made earlier, can ride along in this app's receipt.
+            if noise, buyer == nil, let pending = unfinished, pending.bundleID == tx.bundleID,
+                (pending.purchaseDate ?? .max) < time
+            {
                 let entry = ApplePayloadEncoder.legacyEntry(pending)
                 if rng.chance(0.5) { entries.insert(entry, at: 0) } else { entries.append(entry) }
                 unfinished = nil

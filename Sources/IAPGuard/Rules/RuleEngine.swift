@@ -123,10 +123,11 @@ public final class RuleEngine {
             switch (finding.status, finding.outcome) {
             case (.suppressed, _): evaluation.stats.suppressed += 1
             case (_, .inconclusive): evaluation.stats.inconclusive += 1
-            default: evaluation.stats.hits += 1
+            default:
+                evaluation.stats.hits += 1
+                if finding.status == .new { evaluation.stats.new += 1 }
+                if finding.status == .recurring { evaluation.stats.recurring += 1 }
             }
-            if finding.status == .new { evaluation.stats.new += 1 }
-            if finding.status == .recurring { evaluation.stats.recurring += 1 }
             evaluation.items.append(Item(finding: finding, row: row))
         }
         for (id, earlier) in prior.sorted(by: { $0.key < $1.key })

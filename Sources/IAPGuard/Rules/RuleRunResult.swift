@@ -11,7 +11,9 @@ public struct RuleRunResult: Sendable {
         public var inconclusive = 0
         public var suppressed = 0
         public var resolved = 0
+        /// Of the ``hits``, those first seen in this run.
         public var new = 0
+        /// Of the ``hits``, those an earlier run already reported.
         public var recurring = 0
         /// The query error, if the rule could not run (its earlier findings are then not resolved).
         public var error: String?

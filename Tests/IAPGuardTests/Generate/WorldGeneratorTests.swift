@@ -118,14 +118,24 @@ enum SmallWorld {
             ("family-sharing", "IAP-002"), ("family-sharing", "IAP-013"), ("subscription-renewals", "IAP-002"),
             ("tester-sandbox", "IAP-017"), ("traveller", "IAP-008"), ("moved-country", "IAP-009"),
             ("refund-clawed-back", "IAP-015"), ("rolled-back-retry", "IAP-001"), ("restore-new-device", "IAP-002"),
-            ("grace-period-pending", "IAP-014"), ("refund-reversed", "IAP-015"), ("forged-jws-blocked", "IAP-020"),
-            ("native-cheap-storefront", "IAP-008"),
+            ("grace-period-pending", "IAP-014"), ("refund-reversed", "IAP-015"), ("native-cheap-storefront", "IAP-008"),
         ]
         for (pattern, rule) in expected {
             let lines = truth.filter { $0["pattern"] as? String == pattern && $0["rule_id"] as? String == rule }
             #expect(!lines.isEmpty, "no \(pattern) look-alike for \(rule)")
             #expect(lines.allSatisfy { $0["expect"] as? String == "no-hit" })
         }
+    }
+
+    @Test func blockedForgeriesAreExpectedAsInformationalAndCreditedOnesAsCritical() throws {
+        let (dir, _) = try SmallWorld.first.get()
+        let truth = try SmallWorld.truth(dir).filter { $0["rule_id"] as? String == "IAP-020" }
+        let blocked = truth.filter { $0["pattern"] as? String == "forged-jws-blocked" }
+        #expect(!blocked.isEmpty)
+        #expect(blocked.allSatisfy { $0["expect"] as? String == "hit" && $0["level"] as? String == "informational" })
+        let levels = Set(
+            truth.filter { $0["pattern"] as? String == "unconfirmed-credit" }.compactMap { $0["level"] as? String })
+        #expect(levels == ["high", "critical"])
     }
 
     @Test func rolledBackDuplicateCreditCarriesReversalAndRollbackReason() throws {
