@@ -18,11 +18,22 @@ struct RulesCommand: ParsableCommand {
         @Option(name: .long, help: "The config file: its `rules`, `reference_currency` and `rule_params` are used.")
         var config: String?
 
-        /// The rules folder, the reference currency and the parameter overrides.
-        func resolve() throws -> (folder: URL, settings: RulesConfigSubset) {
-            let settings = try config.map { try RulesConfigSubset.load(path: $0) } ?? RulesConfigSubset()
-            if let rules { return (URL(fileURLWithPath: rules), settings) }
-            return (settings.rulesFolder ?? URL(fileURLWithPath: "rules"), settings)
+        /// The rules folder and the config, if one was given.
+        func resolve() throws -> (folder: URL, config: Config?) {
+            let loaded = try RulesCommand.loadConfig(config)
+            if let rules { return (URL(fileURLWithPath: rules), loaded) }
+            return (loaded?.rulesDirectory ?? URL(fileURLWithPath: "rules"), loaded)
+        }
+    }
+
+    /// Loads `path` with the full config loader; a bad config exits with the config code.
+    static func loadConfig(_ path: String?) throws -> Config? {
+        guard let path else { return nil }
+        do {
+            return try Config.load(from: URL(fileURLWithPath: path))
+        } catch let error as ConfigError {
+            FileHandle.standardError.write(Data("iapguard: \(error)\n".utf8))
+            throw ExitCode(ExitCodes.badConfig)
         }
     }
 
@@ -59,10 +70,10 @@ struct RulesCommand: ParsableCommand {
         @OptionGroup var options: Options
 
         func run() throws {
-            let (folder, settings) = try options.resolve()
+            let (folder, config) = try options.resolve()
             let (rules, errors) = RuleSet.load(from: folder)
             printLoadErrors(errors)
-            let issues = try RuleValidator(paramOverrides: settings.ruleParams)
+            let issues = try RuleValidator(paramOverrides: config?.ruleParams ?? [:])
                 .validate(rules, now: Int64(Date().timeIntervalSince1970 * 1000))
             for issue in issues { print(issue) }
             let errorCount = errors.count + issues.filter { $0.severity == .error }.count
@@ -84,11 +95,11 @@ struct RulesCommand: ParsableCommand {
         var verbose = false
 
         func run() throws {
-            let (folder, settings) = try options.resolve()
+            let (folder, config) = try options.resolve()
             var (rules, errors) = RuleSet.load(from: folder)
             printLoadErrors(errors)
             if let rule { rules = rules.filter { $0.id == rule } }
-            let results = RuleTester(referenceCurrency: settings.referenceCurrency ?? "USD").run(rules)
+            let results = RuleTester(referenceCurrency: config?.referenceCurrency ?? "USD").run(rules)
             for result in results where verbose || !result.passed { print(result) }
             let failed = results.filter { !$0.passed }.count
             print("\(results.count) tests in \(rules.count) rules: \(results.count - failed) passed, \(failed) failed")
@@ -103,11 +114,15 @@ struct RulesCommand: ParsableCommand {
         @Option(name: .long, help: "The candidate rules folder.")
         var rules: String
 
-        @Option(name: .long, help: "The baseline (current) rules folder.")
-        var baseline: String
+        @Option(
+            name: .long, help: "The config file: its store, rules (the baseline), reference currency and rule_params.")
+        var config: String?
 
-        @Option(name: .long, help: "The store (SQLite file), opened read-only.")
-        var store: String
+        @Option(name: .long, help: "The baseline (current) rules folder (default: the config's `rules`).")
+        var baseline: String?
+
+        @Option(name: .long, help: "The store (SQLite file), opened read-only (default: the config's `store`).")
+        var store: String?
 
         @Option(name: .long, help: "Window start: YYYY-MM-DD, RFC 3339 or epoch ms.")
         var since: String
@@ -115,8 +130,8 @@ struct RulesCommand: ParsableCommand {
         @Option(name: .long, help: "Window end (bound as :now): YYYY-MM-DD, RFC 3339 or epoch ms.")
         var until: String
 
-        @Option(name: .long, help: "Reference currency for money at risk.")
-        var referenceCurrency = "USD"
+        @Option(name: .long, help: "Reference currency for money at risk (default: the config's, else USD).")
+        var referenceCurrency: String?
 
         @Option(name: .long, help: "How many new/gone hits to list per rule.")
         var show = 10
@@ -124,20 +139,33 @@ struct RulesCommand: ParsableCommand {
         func validate() throws {
             guard EpochTime.parse(since) != nil else { throw ValidationError("--since: not a time: \(since)") }
             guard EpochTime.parse(until) != nil else { throw ValidationError("--until: not a time: \(until)") }
-            guard FileManager.default.fileExists(atPath: store) else {
-                throw ValidationError("--store: no such file: \(store)")
+            if config == nil {
+                guard store != nil else { throw ValidationError("--store (or --config) is required") }
+                guard baseline != nil else { throw ValidationError("--baseline (or --config) is required") }
             }
         }
 
         func run() throws {
+            let loaded = try RulesCommand.loadConfig(config)
+            guard let storePath = store ?? loaded?.storePath.path,
+                let baselinePath = baseline ?? loaded?.rulesDirectory?.path
+            else {
+                throw ValidationError("--baseline: the config names no rules folder")
+            }
+            guard FileManager.default.fileExists(atPath: storePath) else {
+                throw ValidationError("--store: no such file: \(storePath)")
+            }
             let candidate = RuleSet.load(from: URL(fileURLWithPath: rules))
-            let current = RuleSet.load(from: URL(fileURLWithPath: baseline))
+            let current = RuleSet.load(from: URL(fileURLWithPath: baselinePath))
             printLoadErrors(candidate.errors + current.errors)
-            let sqlite = try SQLiteStore(path: store, readOnly: true)
-            let rows = try RuleBacktest(store: sqlite, referenceCurrency: referenceCurrency)
-                .compare(
-                    candidate: candidate.rules, baseline: current.rules, since: EpochTime.parse(since) ?? 0,
-                    until: EpochTime.parse(until) ?? 0)
+            let sqlite = try SQLiteStore(path: storePath, readOnly: true)
+            let rows = try RuleBacktest(
+                store: sqlite, referenceCurrency: referenceCurrency ?? loaded?.referenceCurrency ?? "USD",
+                paramOverrides: loaded?.ruleParams ?? [:]
+            )
+            .compare(
+                candidate: candidate.rules, baseline: current.rules, since: EpochTime.parse(since) ?? 0,
+                until: EpochTime.parse(until) ?? 0)
             print(["rule", "baseline", "candidate", "new", "gone", "unchanged"].joined(separator: "\t"))
             for row in rows {
                 print(
