@@ -52,7 +52,7 @@ struct HTMLReportRenderer {
     }
 
     private func money(_ milli: Int64) -> String {
-        HTMLText.escape(ReportFormat.decimal(milliunits: milli) + " " + currency)
+        HTMLText.escape(ReportFormat.money(milliunits: milli) + " " + currency)
     }
 
     private func change(_ delta: Int?) -> String {
@@ -109,7 +109,7 @@ struct HTMLReportRenderer {
             let delta = model.moneyAtRisk - previous.moneyAtRisk
             moneyText +=
                 " <span class=\"muted\">(" + (delta >= 0 ? "+" : "−")
-                + HTMLText.escape(ReportFormat.decimal(milliunits: Int64(delta.magnitude)))
+                + HTMLText.escape(ReportFormat.money(milliunits: Int64(delta.magnitude)))
                 + " since run \(previous.runID))</span>"
         }
         out += row("Money at risk", moneyText)
@@ -131,7 +131,7 @@ struct HTMLReportRenderer {
             out +=
                 "<tr><th scope=\"row\">\(run.runID)</th><td>\(HTMLText.escape(ReportFormat.shortTime(millis: run.finishedAt)))</td>"
             for level in Finding.Level.allCases.reversed() { out += "<td class=\"num\">\(run.count(level))</td>" }
-            out += "<td class=\"num\">\(HTMLText.escape(ReportFormat.decimal(milliunits: run.moneyAtRisk)))</td></tr>"
+            out += "<td class=\"num\">\(HTMLText.escape(ReportFormat.money(milliunits: run.moneyAtRisk)))</td></tr>"
         }
         out += "</tbody></table></div></details>\n"
 
@@ -173,7 +173,7 @@ struct HTMLReportRenderer {
             out +=
                 "<td class=\"num\">\(section.inconclusive.count)</td><td class=\"num\">\(section.suppressed.count)</td>"
             out +=
-                "<td class=\"num\" data-sort=\"\(section.moneyAtRisk)\">\(HTMLText.escape(ReportFormat.decimal(milliunits: section.moneyAtRisk)))</td></tr>\n"
+                "<td class=\"num\" data-sort=\"\(section.moneyAtRisk)\">\(HTMLText.escape(ReportFormat.money(milliunits: section.moneyAtRisk)))</td></tr>\n"
         }
         out += "</tbody></table></div>\n</section>\n"
         return out
@@ -241,7 +241,7 @@ struct HTMLReportRenderer {
                 "<thead><tr><th scope=\"col\">Storefront</th><th scope=\"col\" class=\"num\">Money at risk (\(HTMLText.plain(currency, maxCharacters: 12)))</th></tr></thead><tbody>"
             for item in model.moneyByStorefront {
                 out += "<tr><th scope=\"row\">\(HTMLText.optional(item.storefront, maxCharacters: cap))</th>"
-                out += "<td class=\"num\">\(HTMLText.escape(ReportFormat.decimal(milliunits: item.amount)))</td></tr>"
+                out += "<td class=\"num\">\(HTMLText.escape(ReportFormat.money(milliunits: item.amount)))</td></tr>"
             }
             out += "</tbody></table></details>\n"
         }
@@ -385,7 +385,7 @@ struct HTMLReportRenderer {
             out +=
                 "<tr><td data-sort=\"\(f.level.rank)\">\(levelBadge(f.level))</td><td class=\"nw\">\(f.status.rawValue)</td>"
             out +=
-                "<td class=\"num\" data-sort=\"\(f.amountRef ?? -1)\">\(f.amountRef.map { HTMLText.escape(ReportFormat.decimal(milliunits: $0)) } ?? "<span class=\"none\">—</span>")</td>"
+                "<td class=\"num\" data-sort=\"\(f.amountRef ?? -1)\">\(f.amountRef.map { HTMLText.escape(ReportFormat.money(milliunits: $0)) } ?? "<span class=\"none\">—</span>")</td>"
             out +=
                 "<td class=\"mono id\"><a href=\"#\(prefix)\(i + 1)\">\(f.transactionID.map { HTMLText.data($0, maxCharacters: short) } ?? "details")</a></td>"
             out += "<td class=\"mono\">\(HTMLText.optional(f.userID, maxCharacters: short))</td>"
@@ -437,7 +437,7 @@ struct HTMLReportRenderer {
         var amount = "<span class=\"none\">—</span>"
         if let value = f.amount {
             amount =
-                HTMLText.escape(ReportFormat.decimal(milliunits: value)) + " "
+                HTMLText.escape(ReportFormat.money(milliunits: value)) + " "
                 + HTMLText.optional(f.currency, maxCharacters: 12)
         }
         out += row("Amount", amount)

@@ -13,6 +13,16 @@ public enum ReportFormat {
         return (negative ? "-" : "") + String(whole) + "." + fractionText
     }
 
+    /// Milliunits rounded half away from zero to two decimals, for people: `481613` → `481.61`.
+    /// (The CSVs and `summary.json` keep the exact ``decimal(milliunits:)`` text.)
+    public static func money(milliunits: Int64) -> String {
+        let negative = milliunits < 0
+        let cents = (milliunits.magnitude + 5) / 10
+        let fraction = cents % 100
+        return (negative && cents > 0 ? "-" : "") + String(cents / 100) + "." + (fraction < 10 ? "0" : "")
+            + String(fraction)
+    }
+
     /// Epoch milliseconds as ISO-8601 UTC with milliseconds: `2026-01-01T00:00:00.000Z`.
     public static func isoTime(millis: Int64) -> String {
         let (secondsTotal, ms) = floorDivide(millis, 1000)

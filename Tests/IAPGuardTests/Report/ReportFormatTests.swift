@@ -15,6 +15,18 @@ import Testing
         #expect(ReportFormat.decimal(milliunits: Int64.min) == "-9223372036854775.808")
     }
 
+    @Test func moneyForPeopleRoundsHalfAwayFromZeroToCents() {
+        #expect(ReportFormat.money(milliunits: 481_613) == "481.61")
+        #expect(ReportFormat.money(milliunits: 23_185) == "23.19")
+        #expect(ReportFormat.money(milliunits: 990) == "0.99")
+        #expect(ReportFormat.money(milliunits: 5) == "0.01")
+        #expect(ReportFormat.money(milliunits: 4) == "0.00")
+        #expect(ReportFormat.money(milliunits: -4) == "0.00")
+        #expect(ReportFormat.money(milliunits: -1505) == "-1.51")
+        #expect(ReportFormat.money(milliunits: 0) == "0.00")
+        #expect(ReportFormat.money(milliunits: Int64.min) == "-9223372036854775.81")
+    }
+
     @Test func timesPrintAsISO8601UTCWithMilliseconds() {
         #expect(ReportFormat.isoTime(millis: 0) == "1970-01-01T00:00:00.000Z")
         #expect(ReportFormat.isoTime(millis: 1_767_225_600_000) == "2026-01-01T00:00:00.000Z")
