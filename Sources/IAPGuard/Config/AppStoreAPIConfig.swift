@@ -119,7 +119,8 @@ extension ConfigReader {
         return result
     }
 
-    private func appStoreAPIEntry(_ value: Any, at: String, apps: [Config.App], index: Int) throws -> AppStoreAPIConfig {
+    private func appStoreAPIEntry(_ value: Any, at: String, apps: [Config.App], index: Int) throws -> AppStoreAPIConfig
+    {
         let map = try mapping(value, at: at)
         try rejectUnknown(
             map,
@@ -135,7 +136,8 @@ extension ConfigReader {
         case (let path?, nil): key = .path(resolve(path))
         case (nil, let name?): key = .credential(name)
         default:
-            throw ConfigError(file: file, key: "\(at).key_file", message: "give exactly one of key_file or key_credential")
+            throw ConfigError(
+                file: file, key: "\(at).key_file", message: "give exactly one of key_file or key_credential")
         }
         let known = Set(apps.map(\.bundleID))
         let bundles = try stringList(map, "bundle_ids", at: at)
@@ -181,7 +183,9 @@ extension ConfigReader {
             let where_ = "\(at).pull"
             try rejectUnknown(
                 p,
-                allowed: ["notifications", "notification_types", "only_failures", "transaction_history", "refund_history"],
+                allowed: [
+                    "notifications", "notification_types", "only_failures", "transaction_history", "refund_history",
+                ],
                 at: where_)
             pull.notifications = try bool(p, "notifications", at: where_) ?? pull.notifications
             if p["notification_types"] != nil {

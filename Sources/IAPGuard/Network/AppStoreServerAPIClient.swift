@@ -177,7 +177,8 @@ public struct AppStoreServerAPIClient: Sendable {
                 }
                 let attempts = (map["sendAttempts"] as? [[String: Any]]) ?? []
                 items.append(
-                    .init(signedPayload: payload, lastSendAttemptResult: attempts.last?["sendAttemptResult"] as? String))
+                    .init(signedPayload: payload, lastSendAttemptResult: attempts.last?["sendAttemptResult"] as? String)
+                )
             }
         }
         let page = NotificationHistoryPage(

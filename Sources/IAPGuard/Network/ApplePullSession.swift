@@ -50,11 +50,33 @@ final class ApplePullSession {
 
     // MARK: - Notification history
 
+    /// Pulls the notification history queries of one app (environments × types), least recently completed
+    /// first, so re-polling finished queries cannot starve one that never finished.
+    func pullNotifications(bundle: String, clients: [AppStoreServerAPIClient], types: [String?]) throws {
+        var queries: [(client: AppStoreServerAPIClient, type: String?, key: String, mark: PullWatermark?)] = []
+        for client in clients {
+            for type in types {
+                let key = notificationKey(bundle, client.environment, type)
+                queries.append((client, type, key, try PullWatermark.load(store, source: source.name, key: key)))
+            }
+        }
+        let order = queries.enumerated().sorted {
+            let a = $0.element.mark?.checkedAt ?? Int64.min
+            let b = $1.element.mark?.checkedAt ?? Int64.min
+            return a != b ? a < b : $0.offset < $1.offset
+        }
+        for (_, query) in order {
+            try pullNotifications(bundle: bundle, client: query.client, type: query.type, key: query.key)
+        }
+    }
+
+    private func notificationKey(_ bundle: String, _ environment: AppleEnvironment, _ type: String?) -> String {
+        "notifications/\(bundle)/\(environment.rawValue)/\(type ?? "*")/\(source.pull.onlyFailures ? "failures" : "all")"
+    }
+
     /// Pulls notification history of one app, environment and type from the watermark to now.
-    func pullNotifications(bundle: String, client: AppStoreServerAPIClient, type: String?) throws {
+    private func pullNotifications(bundle: String, client: AppStoreServerAPIClient, type: String?, key: String) throws {
         let environment = client.environment
-        let key =
-            "notifications/\(bundle)/\(environment.rawValue)/\(type ?? "*")/\(source.pull.onlyFailures ? "failures" : "all")"
         var mark = try PullWatermark.load(store, source: source.name, key: key) ?? PullWatermark()
         let nowMs = now()
         let appleOldest = nowMs - Self.historyLimit(environment) + 3_600_000
@@ -82,7 +104,9 @@ final class ApplePullSession {
             let page: NotificationHistoryPage
             do {
                 page = try client.notificationHistory(query, paginationToken: token)
-            } catch let error as AppStoreAPIError where token != nil && [4_000_014, 4_000_017].contains(error.errorCode) {
+            } catch let error as AppStoreAPIError
+                where token != nil && [4_000_014, 4_000_017].contains(error.errorCode)
+            {
                 // An invalid or expired pagination token: read the window again from its start (duplicates
                 // are recognised by notification UUID).
                 logger.warning("pagination token rejected; restarting the window", metadata: ["what": "\(what)"])
@@ -209,7 +233,9 @@ final class ApplePullSession {
             let mark = try PullWatermark.load(store, source: source.name, key: refundKey(bundle, environment, user))
             customers.append((user, transactionID, environment, mark?.checkedAt ?? Int64.min))
         }
-        customers.sort { ($0.checkedAt, $0.user, $0.environment.rawValue) < ($1.checkedAt, $1.user, $1.environment.rawValue) }
+        customers.sort {
+            ($0.checkedAt, $0.user, $0.environment.rawValue) < ($1.checkedAt, $1.user, $1.environment.rawValue)
+        }
         for (index, customer) in customers.enumerated() {
             guard let client = clients[customer.environment] else { continue }
             guard budget > 0, !shouldStop() else {

@@ -105,9 +105,7 @@ public struct ApplePuller {
                 switch phase {
                 case .notifications where source.pull.notifications:
                     let types: [String?] = source.pull.notificationTypes.isEmpty ? [nil] : source.pull.notificationTypes
-                    for client in ordered {
-                        for type in types { try session.pullNotifications(bundle: bundle, client: client, type: type) }
-                    }
+                    try session.pullNotifications(bundle: bundle, clients: ordered, types: types)
                 case .transactionHistory where source.pull.transactionHistory:
                     try session.pullTransactionHistory(bundle: bundle, clients: ordered)
                 case .refundHistory where source.pull.refundHistory:

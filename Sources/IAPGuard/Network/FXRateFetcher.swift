@@ -173,8 +173,9 @@ public struct FXRateFetcher {
         let lines = text.split(whereSeparator: \.isNewline).map(String.init).filter {
             !$0.trimmingCharacters(in: .whitespaces).isEmpty
         }
-        guard lines.first.map({ $0.split(separator: ",").map(Self.cell).map { $0.lowercased() } })
-            == ["date", "currency", "per_eur"]
+        guard
+            lines.first.map({ $0.split(separator: ",").map(Self.cell).map { $0.lowercased() } })
+                == ["date", "currency", "per_eur"]
         else {
             throw FXFormatError(message: "expected the header date,currency,per_eur")
         }

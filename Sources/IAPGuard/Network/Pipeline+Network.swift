@@ -18,7 +18,10 @@ extension Pipeline {
         }
         let result = FXRateFetcher(config: fx, logger: logger).rates(snapshot: snapshot, previous: previous)
         logger.info(
-            "FX rates", metadata: ["ecb": "\(result.fetchedECB)", "extra": "\(result.fetchedExtra)", "total": "\(result.rates.count)"])
+            "FX rates",
+            metadata: [
+                "ecb": "\(result.fetchedECB)", "extra": "\(result.fetchedExtra)", "total": "\(result.rates.count)",
+            ])
         return result.rates
     }
 

@@ -37,6 +37,7 @@ public struct PullWatermark: Sendable, Hashable, Codable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let text = String(decoding: try encoder.encode(self), as: UTF8.self)
-        try store.setFileState(FileState(path: key, size: Self.marker, contentHash: text), sourceName: source, runID: runID)
+        try store.setFileState(
+            FileState(path: key, size: Self.marker, contentHash: text), sourceName: source, runID: runID)
     }
 }

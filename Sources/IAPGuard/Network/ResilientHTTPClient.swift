@@ -63,14 +63,17 @@ public struct ResilientHTTPClient: Sendable {
                     serverDelay = after
                 }
             } catch let error as HTTPClientError {
-                if case .badURL = error { throw NetworkCallError(request: described, attempts: attempt, lastProblem: "\(error)") }
+                if case .badURL = error {
+                    throw NetworkCallError(request: described, attempts: attempt, lastProblem: "\(error)")
+                }
                 lastProblem = error.description
             }
             guard attempt < policy.maxAttempts else { break }
             let delay: TimeInterval
             if let serverDelay {
                 guard serverDelay <= policy.maxRetryAfter else {
-                    lastProblem += " (Retry-After \(Int(serverDelay)) s exceeds the \(Int(policy.maxRetryAfter)) s limit)"
+                    lastProblem +=
+                        " (Retry-After \(Int(serverDelay)) s exceeds the \(Int(policy.maxRetryAfter)) s limit)"
                     break
                 }
                 delay = serverDelay

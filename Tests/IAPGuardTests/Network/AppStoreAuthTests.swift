@@ -20,10 +20,11 @@ struct AppStoreAuthTests {
         let token = try signer.token(now: now)
         let parts = token.split(separator: ".").map(String.init)
         #expect(parts.count == 3)
-        let header = try #require(
-            try JSONSerialization.jsonObject(with: #require(Base64URL.decode(parts[0]))) as? [String: Any])
-        let claims = try #require(
-            try JSONSerialization.jsonObject(with: #require(Base64URL.decode(parts[1]))) as? [String: Any])
+        let headerData = try #require(Base64URL.decode(parts[0]))
+        let claimsData = try #require(Base64URL.decode(parts[1]))
+        let signatureData = try #require(Base64URL.decode(parts[2]))
+        let header = try #require(try JSONSerialization.jsonObject(with: headerData) as? [String: Any])
+        let claims = try #require(try JSONSerialization.jsonObject(with: claimsData) as? [String: Any])
         #expect(header["alg"] as? String == "ES256")
         #expect(header["kid"] as? String == "KEY1234567")
         #expect(header["typ"] as? String == "JWT")
@@ -32,8 +33,8 @@ struct AppStoreAuthTests {
         #expect(claims["bid"] as? String == "com.example.coins")
         #expect((claims["iat"] as? NSNumber)?.int64Value == 1_800_000_000)
         // The lifetime is clamped to Apple's 20 minutes.
-        #expect((claims["exp"] as? NSNumber)?.int64Value == 1_800_000_000 + 1200)
-        let signature = try P256.Signing.ECDSASignature(rawRepresentation: #require(Base64URL.decode(parts[2])))
+        #expect((claims["exp"] as? NSNumber)?.int64Value == Int64(1_800_001_200))
+        let signature = try P256.Signing.ECDSASignature(rawRepresentation: signatureData)
         #expect(key.publicKey.isValidSignature(signature, for: Data((parts[0] + "." + parts[1]).utf8)))
         #expect(try signer.token(now: now) != token)  // ECDSA: a fresh signature each time
         #expect(!"\(signer)".contains(key.rawRepresentation.base64EncodedString()))
@@ -66,7 +67,9 @@ struct AppStoreAuthTests {
         #expect(
             try AppStoreKeyFile.load(.credential("appstore-key"), environment: environment).rawRepresentation
                 == key.rawRepresentation)
-        #expect(throws: AppStoreKeyFile.KeyError.self) { _ = try AppStoreKeyFile.load(.credential("appstore-key"), environment: [:]) }
+        #expect(throws: AppStoreKeyFile.KeyError.self) {
+            _ = try AppStoreKeyFile.load(.credential("appstore-key"), environment: [:])
+        }
         #expect(throws: AppStoreKeyFile.KeyError.self) {
             _ = try AppStoreKeyFile.load(.credential("../appstore-key"), environment: environment)
         }
@@ -132,7 +135,9 @@ struct ResilientHTTPClientTests {
     }
 
     @Test func aTruncatedBodyIsAnError() throws {
-        let server = try LoopbackHTTPServer { _ in .truncated(status: 200, body: Data(repeating: 65, count: 1000), sent: 10) }
+        let server = try LoopbackHTTPServer { _ in
+            .truncated(status: 200, body: Data(repeating: 65, count: 1000), sent: 10)
+        }
         defer { server.stop() }
         #expect(throws: HTTPClientError.self) {
             _ = try URLSessionHTTPClient().send(HTTPRequest(url: server.baseURL), timeout: 5)

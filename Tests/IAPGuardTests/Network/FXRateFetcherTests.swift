@@ -23,8 +23,10 @@ struct FXRateFetcherTests {
         """
     static let extra = "date,currency,per_eur\n2026-11-20,ARS,1050.5\n2026-11-20,NGN,1650\n"
     static let snapshot = [
-        ReferenceData.FXRate(currency: "USD", rateDate: TimeParser.rfc3339("2026-11-19")!, perEUR: 9.99, source: "snap"),
-        ReferenceData.FXRate(currency: "GBP", rateDate: TimeParser.rfc3339("2026-11-19")!, perEUR: 0.87, source: "snap"),
+        ReferenceData.FXRate(
+            currency: "USD", rateDate: TimeParser.rfc3339("2026-11-19")!, perEUR: 9.99, source: "snap"),
+        ReferenceData.FXRate(
+            currency: "GBP", rateDate: TimeParser.rfc3339("2026-11-19")!, perEUR: 0.87, source: "snap"),
     ]
 
     static func fetcher(ecb: URL?, extra: URL?, logs: LogCapture = LogCapture()) -> FXRateFetcher {

@@ -109,16 +109,20 @@ final class FakeAppStoreAPI: @unchecked Sendable {
             case .status(let status, let code):
                 return .json(status, code.map { "{\"errorCode\": \($0), \"errorMessage\": \"injected\"}" } ?? "")
             case .tooManyRequests(let after):
-                return .json(429, "{\"errorCode\": 4290000, \"errorMessage\": \"Rate limit exceeded.\"}", headers: ["Retry-After": after])
+                return .json(
+                    429, "{\"errorCode\": 4290000, \"errorMessage\": \"Rate limit exceeded.\"}",
+                    headers: ["Retry-After": after])
             case .truncated:
-                let body = Data(String(repeating: "{\"signedTransactions\": [], \"hasMore\": false}    ", count: 10).utf8)
+                let body = Data(
+                    String(repeating: "{\"signedTransactions\": [], \"hasMore\": false}    ", count: 10).utf8)
                 return .truncated(status: 200, body: body, sent: body.count / 2)
             case .malformedJSON:
                 return .json(200, "{\"signedTransactions\": [\"abc\", ")
             case .wrongShape:
                 return .json(200, "{\"signedTransactions\": \"not-a-list\", \"hasMore\": false}")
             case .slow(let seconds):
-                return .delayed(seconds, status: 200, body: Data("{\"signedTransactions\": [], \"hasMore\": false}".utf8))
+                return .delayed(
+                    seconds, status: 200, body: Data("{\"signedTransactions\": [], \"hasMore\": false}".utf8))
             case .drop:
                 return .drop
             }
@@ -130,11 +134,14 @@ final class FakeAppStoreAPI: @unchecked Sendable {
         let route = parts.dropFirst().joined(separator: "/")
         let reply: LoopbackHTTPServer.Reply
         if route.hasPrefix("inApps/v2/history/"), request.method == "GET" {
-            reply = history(environment: environment, id: parts.last ?? "", revision: request.query["revision"], refunds: false)
+            reply = history(
+                environment: environment, id: parts.last ?? "", revision: request.query["revision"], refunds: false)
         } else if route.hasPrefix("inApps/v2/refund/lookup/"), request.method == "GET" {
-            reply = history(environment: environment, id: parts.last ?? "", revision: request.query["revision"], refunds: true)
+            reply = history(
+                environment: environment, id: parts.last ?? "", revision: request.query["revision"], refunds: true)
         } else if route == "inApps/v1/notifications/history", request.method == "POST" {
-            reply = notificationHistory(environment: environment, body: request.body, token: request.query["paginationToken"])
+            reply = notificationHistory(
+                environment: environment, body: request.body, token: request.query["paginationToken"])
         } else if route.hasPrefix("inApps/v1/lookup/"), request.method == "GET" {
             let signed = locked { orders[parts.last ?? ""] }
             reply = .json(200, json(["status": signed == nil ? 1 : 0, "signedTransactions": signed ?? []]))
@@ -148,7 +155,12 @@ final class FakeAppStoreAPI: @unchecked Sendable {
     private func history(environment: AppleEnvironment, id: String, revision: String?, refunds isRefunds: Bool)
         -> LoopbackHTTPServer.Reply
     {
-        let (known, list) = locked { (historyIDs[environment, default: []], isRefunds ? refunds[environment, default: []] : histories[environment, default: []]) }
+        let (known, list) = locked {
+            (
+                historyIDs[environment, default: []],
+                isRefunds ? refunds[environment, default: []] : histories[environment, default: []]
+            )
+        }
         guard known.contains(id) else {
             return .json(404, "{\"errorCode\": 4040010, \"errorMessage\": \"Transaction id not found.\"}")
         }
@@ -166,9 +178,12 @@ final class FakeAppStoreAPI: @unchecked Sendable {
         return .json(200, json(object))
     }
 
-    private func notificationHistory(environment: AppleEnvironment, body: Data, token: String?) -> LoopbackHTTPServer.Reply {
+    private func notificationHistory(environment: AppleEnvironment, body: Data, token: String?)
+        -> LoopbackHTTPServer.Reply
+    {
         guard let query = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
-            let start = (query["startDate"] as? NSNumber)?.int64Value, let end = (query["endDate"] as? NSNumber)?.int64Value
+            let start = (query["startDate"] as? NSNumber)?.int64Value,
+            let end = (query["endDate"] as? NSNumber)?.int64Value
         else {
             return .json(400, "{\"errorCode\": 4000000, \"errorMessage\": \"bad body\"}")
         }
@@ -182,7 +197,10 @@ final class FakeAppStoreAPI: @unchecked Sendable {
         var object: [String: Any] = [
             "hasMore": next < matching.count,
             "notificationHistory": page.map {
-                ["signedPayload": $0.signedPayload, "sendAttempts": [["attemptDate": $0.signedDate, "sendAttemptResult": "NO_RESPONSE"]]]
+                [
+                    "signedPayload": $0.signedPayload,
+                    "sendAttempts": [["attemptDate": $0.signedDate, "sendAttemptResult": "NO_RESPONSE"]],
+                ]
             },
         ]
         if next < matching.count { object["paginationToken"] = "tok-\(next)" }
@@ -190,14 +208,17 @@ final class FakeAppStoreAPI: @unchecked Sendable {
     }
 
     private func json(_ object: [String: Any]) -> String {
-        String(decoding: (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data(), as: UTF8.self)
+        String(
+            decoding: (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data(),
+            as: UTF8.self)
     }
 
     /// Checks the bearer JWT as Apple does; returns the problem, or nil when it is acceptable.
     private func checkJWT(_ header: String?) -> String? {
         guard let header, header.hasPrefix("Bearer ") else { return "no bearer token" }
         let parts = header.dropFirst(7).split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        guard parts.count == 3, let headerData = Base64URL.decode(parts[0]), let claimsData = Base64URL.decode(parts[1]),
+        guard parts.count == 3, let headerData = Base64URL.decode(parts[0]),
+            let claimsData = Base64URL.decode(parts[1]),
             let signatureData = Base64URL.decode(parts[2]),
             let head = try? JSONSerialization.jsonObject(with: headerData) as? [String: Any],
             let claims = try? JSONSerialization.jsonObject(with: claimsData) as? [String: Any]

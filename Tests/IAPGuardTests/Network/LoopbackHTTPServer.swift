@@ -28,7 +28,9 @@ final class LoopbackHTTPServer: @unchecked Sendable {
         case drop
 
         static func json(_ status: Int, _ text: String, headers: [String: String] = [:]) -> Reply {
-            .respond(status: status, headers: headers.merging(["Content-Type": "application/json"]) { a, _ in a }, body: Data(text.utf8))
+            .respond(
+                status: status, headers: headers.merging(["Content-Type": "application/json"]) { a, _ in a },
+                body: Data(text.utf8))
         }
     }
 
@@ -54,7 +56,9 @@ final class LoopbackHTTPServer: @unchecked Sendable {
         address.sin_port = 0
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0, listen(fd, 64) == 0 else {
             close(fd)
@@ -178,7 +182,8 @@ final class LoopbackHTTPServer: @unchecked Sendable {
         var headers: [String: String] = [:]
         for line in lines {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                in: .whitespaces)
         }
         let length = Int(headers["content-length"] ?? "0") ?? 0
         var body = Array(buffer[(end + 4)...])

@@ -15,10 +15,12 @@ struct NetworkPipelineTests {
         let credits = (ApplePullerTests.credited + ["2999999999999999"]).enumerated().map { index, id in
             "{\"credit_id\": \"c\(index)\", \"transaction_id\": \"\(id)\", \"user_id\": \"u-\(index % 3)\", \"product_id\": \"\(NetworkTestWorld.product)\", \"units\": 600, \"credited_at\": \(NetworkTestWorld.t0 + 86_400_000 * Int64(index + 1) + 60_000)}"
         }
-        try Data(credits.joined(separator: "\n").utf8).write(to: world.directory.appendingPathComponent("data/credits.jsonl"))
+        try Data(credits.joined(separator: "\n").utf8).write(
+            to: world.directory.appendingPathComponent("data/credits.jsonl"))
         let config = try world.config(
             environments: "[Production]",
-            extra: "fx: {ecb_url: \"\(ecb.baseURL.appendingPathComponent("ecb.xml").absoluteString)\", extra_url: \"\(ecb.baseURL.appendingPathComponent("extra.csv").absoluteString)\"}",
+            extra:
+                "fx: {ecb_url: \"\(ecb.baseURL.appendingPathComponent("ecb.xml").absoluteString)\", extra_url: \"\(ecb.baseURL.appendingPathComponent("extra.csv").absoluteString)\"}",
             sources: ["{name: credits, kind: credits, format: jsonl, path: data/credits.jsonl}"])
         let pipeline = Pipeline(config: config, verifier: try world.verifier(config), logger: world.logger)
         let summary = try pipeline.run(Pipeline.Options(failOn: nil))
@@ -37,7 +39,8 @@ struct NetworkPipelineTests {
                 ["IAP-015", "2000000000000002"], ["IAP-015", "2000000000000004"], ["IAP-020", "2999999999999999"],
             ])
         #expect(try world.rows(store, "SELECT COUNT(*) FROM fx_rates WHERE source IN ('ecb', 'fx-extra')") == [["5"]])
-        let sourceRow = try world.rows(store, "SELECT source_kind, inserted FROM run_source WHERE source_name = 'apple'")
+        let sourceRow = try world.rows(
+            store, "SELECT source_kind, inserted FROM run_source WHERE source_name = 'apple'")
         #expect(sourceRow.first?.first == "app-store-api")
 
         // A second run pulls incrementally: nothing new, nothing duplicated.

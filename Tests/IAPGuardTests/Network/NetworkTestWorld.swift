@@ -21,7 +21,8 @@ final class NetworkTestWorld {
 
     init(pageSize: Int = 2) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("iapguard-net-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory.appendingPathComponent("data"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: directory.appendingPathComponent("data"), withIntermediateDirectories: true)
         chain = try TestSigningChain.generate()
         try chain.rootDER.write(to: directory.appendingPathComponent("root.der"))
         apiKey = P256.Signing.PrivateKey()
@@ -107,7 +108,7 @@ final class NetworkTestWorld {
             "productId": Self.product, "type": "Consumable", "quantity": 1, "purchaseDate": purchaseDate,
             "originalPurchaseDate": purchaseDate, "environment": environment.rawValue, "storefront": "USA",
             "currency": "USD", "price": 4990, "inAppOwnershipType": "PURCHASED", "transactionReason": "PURCHASE",
-            "signedDate": purchaseDate + 1000,
+            "signedDate": max(purchaseDate, revocationDate ?? purchaseDate) + 1000,
         ]
         if let revocationDate {
             payload["revocationDate"] = revocationDate
@@ -121,7 +122,9 @@ final class NetworkTestWorld {
     ) throws -> String {
         let payload: [String: Any] = [
             "notificationType": type, "notificationUUID": uuid, "version": "2.0", "signedDate": signedDate,
-            "data": ["bundleId": Self.bundleID, "environment": environment.rawValue, "signedTransactionInfo": transaction],
+            "data": [
+                "bundleId": Self.bundleID, "environment": environment.rawValue, "signedTransactionInfo": transaction,
+            ],
         ]
         return try chain.sign(payload: JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys]))
     }
@@ -204,11 +207,10 @@ struct CapturingLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    func log(
-        level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String,
-        function: String, line: UInt
-    ) {
-        let all = self.metadata.merging(metadata ?? [:]) { _, new in new }
-        capture.append("\(level) \(message) \(all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))")
+    func log(event: LogEvent) {
+        let all = self.metadata.merging(event.metadata ?? [:]) { _, new in new }
+        capture.append(
+            "\(event.level) \(event.message) \(all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))"
+        )
     }
 }
