@@ -336,6 +336,24 @@ struct ApplePullerTests {
     }
 }
 
+extension ApplePullerTests {
+    @Test func orderLookupReportsOnlyVerifiedTransactionIDs() throws {
+        let world = try NetworkTestWorld()
+        let forged = try TestSigningChain.generate().sign(
+            payload: JSONSerialization.data(withJSONObject: [
+                "transactionId": "6000000000000009", "bundleId": NetworkTestWorld.bundleID, "environment": "Production",
+                "signedDate": NetworkTestWorld.t0,
+            ]))
+        world.fake.addOrder("MK5TTTVWJH", signed: [try world.signedTransaction("6000000000000001"), forged])
+        let config = try world.config(environments: "[Production]")
+        let lookup = try AppStoreOrderLookup(config: config, verifier: try world.verifier(config), logger: world.logger)
+        let answer = try lookup.verifiedTransactionIDs(forOrderID: "MK5TTTVWJH")
+        #expect(answer == .init(status: 0, transactionIDs: ["6000000000000001"], unverified: 1))
+        #expect(try lookup.verifiedTransactionIDs(forOrderID: "UNKNOWN1").status == 1)
+        #expect(world.fake.servedPaths.allSatisfy { $0.hasPrefix("/Production/") })
+    }
+}
+
 /// A store whose `write` throws on the n-th call (a crash between pages).
 final class FailingStore: PurchaseStore {
     struct Crash: Error {}
