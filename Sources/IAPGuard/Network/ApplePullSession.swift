@@ -14,6 +14,10 @@ final class ApplePullSession {
     let notFoundRecheck: Int64
     private(set) var budget: Int
     var summary: ApplePullSummary
+    /// Calls that failed in a row; at ``failureLimit`` the source stops for this run (Apple is down or
+    /// unreachable: spending the budget on retries would only delay the rest of the run).
+    private var consecutiveFailures = 0
+    static let failureLimit = 3
 
     /// Apple keeps notification history this long (ms): 180 days in Production, 30 in Sandbox.
     static func historyLimit(_ environment: AppleEnvironment) -> Int64 {
@@ -40,13 +44,24 @@ final class ApplePullSession {
 
     /// Takes one call from the budget, or returns false when the budget is spent or a stop was requested.
     private func takeCall() -> Bool {
-        guard budget > 0, !shouldStop() else { return false }
+        guard canCall else { return false }
         budget -= 1
         summary.calls += 1
         return true
     }
 
-    private var outOfCalls: String { shouldStop() ? "stop requested" : "call budget spent" }
+    private var canCall: Bool { budget > 0 && consecutiveFailures < Self.failureLimit && !shouldStop() }
+
+    private var outOfCalls: String {
+        if shouldStop() { return "stop requested" }
+        if consecutiveFailures >= Self.failureLimit { return "\(consecutiveFailures) calls in a row failed" }
+        return "call budget spent"
+    }
+
+    private func failed(_ message: String) {
+        consecutiveFailures += 1
+        summary.errors.append(message)
+    }
 
     // MARK: - Notification history
 
@@ -113,7 +128,7 @@ final class ApplePullSession {
                 token = nil
                 continue
             } catch {
-                summary.errors.append("\(what): \(error)")
+                failed("\(what): \(error)")
                 summary.left.append("\(what) from \(Self.iso(start)) to \(Self.iso(end)) (the call failed)")
                 return
             }
@@ -131,6 +146,7 @@ final class ApplePullSession {
                     batch.quarantined.append(quarantine(location, error.message, item.signedPayload, hash))
                 }
             }
+            consecutiveFailures = 0
             summary.counts = summary.counts + (try store.write(batch, runID: runID))
             summary.notificationPages += 1
             summary.notifications += page.items.count
@@ -182,7 +198,7 @@ final class ApplePullSession {
                 continue
             }
             if try isVerified(transactionID) { continue }
-            guard budget > 0, !shouldStop() else {
+            guard canCall else {
                 summary.left.append(
                     "transaction history: \(candidates.count - index) credited transaction(s) of \(bundle) not checked (\(outOfCalls))"
                 )
@@ -238,7 +254,7 @@ final class ApplePullSession {
         }
         for (index, customer) in customers.enumerated() {
             guard let client = clients[customer.environment] else { continue }
-            guard budget > 0, !shouldStop() else {
+            guard canCall else {
                 summary.left.append(
                     "refund history: \(customers.count - index) customer(s) of \(bundle) not checked this run (\(outOfCalls))"
                 )
@@ -284,10 +300,11 @@ final class ApplePullSession {
                     ? try client.transactionHistory(transactionID: transactionID, revision: mark.revision)
                     : try client.refundHistory(transactionID: transactionID, revision: mark.revision)
             } catch let error as AppStoreAPIError where error.isTransactionNotFound {
+                consecutiveFailures = 0
                 logger.debug("transaction not found", metadata: ["what": "\(what)"])
                 return .notFound
             } catch {
-                summary.errors.append("\(what): \(error)")
+                failed("\(what): \(error)")
                 summary.left.append("\(what) (the call failed)")
                 return .incomplete
             }
@@ -305,6 +322,7 @@ final class ApplePullSession {
                         quarantine("\(client.environment.rawValue) \(kind.rawValue)", error.message, signed, hash))
                 }
             }
+            consecutiveFailures = 0
             summary.counts = summary.counts + (try store.write(batch, runID: runID))
             switch kind {
             case .history:

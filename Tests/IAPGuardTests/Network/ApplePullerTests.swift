@@ -337,6 +337,20 @@ struct ApplePullerTests {
 }
 
 extension ApplePullerTests {
+    @Test func anUnreachableAPIStopsTheSourceAfterThreeFailedCalls() throws {
+        let world = try Self.populated()
+        let config = try world.config(environments: "[Production]")
+        let store = try world.openStore(config)
+        try world.credit(store, Self.credited, runID: 0)
+        world.fake.stop()
+        let summary = try Self.pull(world, config, store)
+        #expect(summary.calls == 3)
+        #expect(summary.attempts == 18)  // 6 attempts each
+        #expect(summary.errors.count == 3)
+        #expect(summary.left.contains { $0.contains("3 calls in a row failed") })
+        #expect(try world.rows(store, "SELECT COUNT(*) FROM file_state WHERE size = -1") == [["0"]])
+    }
+
     @Test func orderLookupReportsOnlyVerifiedTransactionIDs() throws {
         let world = try NetworkTestWorld()
         let forged = try TestSigningChain.generate().sign(
