@@ -54,12 +54,16 @@ public struct Config: Sendable {
     public var testers: [String]
     public var ruleParams: [String: [String: SQLValue]]
     public var sources: [Source]
+    /// App Store Server API sources pulled each run (`app_store_api:`; see `docs/network.md`).
+    public var appStoreAPI: [AppStoreAPIConfig] = []
+    /// Online FX rates (`fx:`); `nil`: the `fx_rates` snapshot only.
+    public var fxFetch: FXFetchConfig?
     /// SHA-256 of the config file's bytes, recorded with every run.
     public var hash: String
 
     static let topLevelKeys: Set<String> = [
         "store", "rules", "reports", "reference_currency", "fx_rates", "trust", "trust_apple_root", "apps", "testers",
-        "rule_params", "sources",
+        "rule_params", "sources", "app_store_api", "fx",
     ]
 
     /// Loads and validates the config at `url`.
@@ -137,12 +141,15 @@ public struct Config: Sendable {
         for source in sources where !names.insert(source.name).inserted {
             throw ConfigError(file: path, key: "sources", message: "the source name '\(source.name)' is used twice")
         }
-        return Config(
+        var config = Config(
             file: file, storePath: reader.resolve(storeText), rulesDirectory: rules, reportsDirectory: reports,
             referenceCurrency: currency, fxRatesFile: fx, trustedRootFiles: trust, trustAppleRoot: trustApple,
             apps: apps,
             testers: testers, ruleParams: ruleParams, sources: sources,
             hash: hash ?? Hashing.sha256Hex(text))
+        config.appStoreAPI = try reader.appStoreAPI(top["app_store_api"], apps: apps)
+        config.fxFetch = try reader.fxFetch(top["fx"])
+        return config
     }
 
     /// The reference data this config puts into the store (apps, catalog, testers; FX rates are loaded separately).

@@ -46,6 +46,7 @@ public struct Pipeline {
         if let fx = config.fxRatesFile {
             reference.fxRates = try FXRateFile.load(fx, source: fx.lastPathComponent)
         }
+        reference.fxRates = fetchFXRates(store: store, snapshot: reference.fxRates)
         try store.replaceReferenceData(reference)
 
         for source in config.sources {
@@ -85,6 +86,7 @@ public struct Pipeline {
             summary.sources.append(.init(name: source.name, kind: source.kind.rawValue, counts: counts, error: failure))
         }
 
+        try pullAppStoreAPI(store: store, runID: runID, summary: &summary, shouldStop: shouldStop)
         try fillStoreCounts(store, into: &summary)
         if !summary.stopped, let rulesDirectory = config.rulesDirectory {
             try evaluateAndReport(

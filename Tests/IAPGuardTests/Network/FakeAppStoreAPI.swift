@@ -1,0 +1,241 @@
+import Crypto
+import Foundation
+
+@testable import IAPGuard
+
+/// A fake App Store Server API on a loopback server: checks every request's JWT (ES256 signature with the
+/// test key, kid, typ, iss, aud, bid, iat/exp), serves paged transaction history, refund history,
+/// notification history and order lookup in Apple's JSON shapes, and injects faults on demand.
+///
+/// Environments are path prefixes: `/Production/...` and `/Sandbox/...` (the config's `base_urls`).
+final class FakeAppStoreAPI: @unchecked Sendable {
+    /// A fault served instead of the next matching request.
+    enum Fault: Sendable {
+        case status(Int, errorCode: Int?)
+        case tooManyRequests(retryAfter: String)
+        case truncated
+        case malformedJSON
+        case wrongShape
+        case slow(TimeInterval)
+        case drop
+    }
+
+    struct Notification: Sendable {
+        var signedDate: Int64
+        var type: String
+        var signedPayload: String
+    }
+
+    let issuerID: String
+    let keyID: String
+    let bundleID: String
+    let publicKey: P256.Signing.PublicKey
+    let pageSize: Int
+    private let lock = NSLock()
+    // Guarded by `lock`.
+    private var histories: [AppleEnvironment: [String]] = [:]  // signed transactions, oldest first
+    private var historyIDs: [AppleEnvironment: Set<String>] = [:]
+    private var refunds: [AppleEnvironment: [String]] = [:]
+    private var notifications: [AppleEnvironment: [Notification]] = [:]
+    private var orders: [String: [String]] = [:]
+    private var faults: [(pathContains: String, fault: Fault)] = []
+    private var served: [String] = []
+    private var jwtFailures: [String] = []
+    private(set) var server: LoopbackHTTPServer?
+
+    init(issuerID: String, keyID: String, bundleID: String, publicKey: P256.Signing.PublicKey, pageSize: Int = 2)
+        throws
+    {
+        self.issuerID = issuerID
+        self.keyID = keyID
+        self.bundleID = bundleID
+        self.publicKey = publicKey
+        self.pageSize = pageSize
+        server = try LoopbackHTTPServer { [unowned self] request in self.handle(request) }
+    }
+
+    func stop() { server?.stop() }
+
+    var baseURL: URL { server!.baseURL }
+    func baseURL(_ environment: AppleEnvironment) -> URL {
+        baseURL.appendingPathComponent(environment.rawValue)
+    }
+
+    // MARK: - Data
+
+    func addHistory(_ signed: String, transactionID: String, environment: AppleEnvironment) {
+        locked {
+            histories[environment, default: []].append(signed)
+            historyIDs[environment, default: []].insert(transactionID)
+        }
+    }
+    func addRefund(_ signed: String, environment: AppleEnvironment) {
+        locked { refunds[environment, default: []].append(signed) }
+    }
+    func addNotification(_ n: Notification, environment: AppleEnvironment) {
+        locked { notifications[environment, default: []].append(n) }
+    }
+    func addOrder(_ orderID: String, signed: [String]) { locked { orders[orderID] = signed } }
+
+    /// Queues a fault for the next request whose path contains `pathContains`.
+    func inject(_ fault: Fault, on pathContains: String = "/") {
+        locked { faults.append((pathContains, fault)) }
+    }
+
+    /// Paths of requests answered normally.
+    var servedPaths: [String] { locked { served } }
+    var rejectedTokens: [String] { locked { jwtFailures } }
+    var requestCount: Int { server?.requests.count ?? 0 }
+
+    private func locked<T>(_ body: () -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body()
+    }
+
+    // MARK: - Serving
+
+    private func handle(_ request: LoopbackHTTPServer.Request) -> LoopbackHTTPServer.Reply {
+        if let problem = checkJWT(request.headers["authorization"]) {
+            locked { jwtFailures.append(problem) }
+            return .respond(status: 401, headers: [:], body: Data())
+        }
+        let fault: Fault? = locked {
+            guard let index = faults.firstIndex(where: { request.path.contains($0.pathContains) }) else { return nil }
+            return faults.remove(at: index).fault
+        }
+        if let fault {
+            switch fault {
+            case .status(let status, let code):
+                return .json(status, code.map { "{\"errorCode\": \($0), \"errorMessage\": \"injected\"}" } ?? "")
+            case .tooManyRequests(let after):
+                return .json(
+                    429, "{\"errorCode\": 4290000, \"errorMessage\": \"Rate limit exceeded.\"}",
+                    headers: ["Retry-After": after])
+            case .truncated:
+                let body = Data(
+                    String(repeating: "{\"signedTransactions\": [], \"hasMore\": false}    ", count: 10).utf8)
+                return .truncated(status: 200, body: body, sent: body.count / 2)
+            case .malformedJSON:
+                return .json(200, "{\"signedTransactions\": [\"abc\", ")
+            case .wrongShape:
+                return .json(200, "{\"signedTransactions\": \"not-a-list\", \"hasMore\": false}")
+            case .slow(let seconds):
+                return .delayed(
+                    seconds, status: 200, body: Data("{\"signedTransactions\": [], \"hasMore\": false}".utf8))
+            case .drop:
+                return .drop
+            }
+        }
+        let parts = request.path.split(separator: "/").map(String.init)
+        guard parts.count >= 3, let environment = AppleEnvironment(rawValue: parts[0]) else {
+            return .json(404, "{\"errorCode\": 4040000, \"errorMessage\": \"no such path\"}")
+        }
+        let route = parts.dropFirst().joined(separator: "/")
+        let reply: LoopbackHTTPServer.Reply
+        if route.hasPrefix("inApps/v2/history/"), request.method == "GET" {
+            reply = history(
+                environment: environment, id: parts.last ?? "", revision: request.query["revision"], refunds: false)
+        } else if route.hasPrefix("inApps/v2/refund/lookup/"), request.method == "GET" {
+            reply = history(
+                environment: environment, id: parts.last ?? "", revision: request.query["revision"], refunds: true)
+        } else if route == "inApps/v1/notifications/history", request.method == "POST" {
+            reply = notificationHistory(
+                environment: environment, body: request.body, token: request.query["paginationToken"])
+        } else if route.hasPrefix("inApps/v1/lookup/"), request.method == "GET" {
+            let signed = locked { orders[parts.last ?? ""] }
+            reply = .json(200, json(["status": signed == nil ? 1 : 0, "signedTransactions": signed ?? []]))
+        } else {
+            reply = .json(404, "{\"errorCode\": 4040000, \"errorMessage\": \"no such path\"}")
+        }
+        locked { served.append(request.path) }
+        return reply
+    }
+
+    private func history(environment: AppleEnvironment, id: String, revision: String?, refunds isRefunds: Bool)
+        -> LoopbackHTTPServer.Reply
+    {
+        let (known, list) = locked {
+            (
+                historyIDs[environment, default: []],
+                isRefunds ? refunds[environment, default: []] : histories[environment, default: []]
+            )
+        }
+        guard known.contains(id) else {
+            return .json(404, "{\"errorCode\": 4040010, \"errorMessage\": \"Transaction id not found.\"}")
+        }
+        let start = revision.flatMap { Int($0.replacingOccurrences(of: "rev-", with: "")) } ?? 0
+        let page = Array(list.dropFirst(start).prefix(pageSize))
+        let next = min(list.count, start + page.count)
+        var object: [String: Any] = [
+            "signedTransactions": page, "revision": "rev-\(next)", "hasMore": next < list.count,
+        ]
+        if !isRefunds {
+            object["bundleId"] = bundleID
+            object["environment"] = environment.rawValue
+            object["appAppleId"] = 1234
+        }
+        return .json(200, json(object))
+    }
+
+    private func notificationHistory(environment: AppleEnvironment, body: Data, token: String?)
+        -> LoopbackHTTPServer.Reply
+    {
+        guard let query = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
+            let start = (query["startDate"] as? NSNumber)?.int64Value,
+            let end = (query["endDate"] as? NSNumber)?.int64Value
+        else {
+            return .json(400, "{\"errorCode\": 4000000, \"errorMessage\": \"bad body\"}")
+        }
+        let type = query["notificationType"] as? String
+        let all = locked { notifications[environment, default: []] }
+        let matching = all.filter { $0.signedDate >= start && $0.signedDate <= end && (type == nil || $0.type == type) }
+            .sorted { $0.signedDate < $1.signedDate }
+        let offset = token.flatMap { Int($0.replacingOccurrences(of: "tok-", with: "")) } ?? 0
+        let page = Array(matching.dropFirst(offset).prefix(pageSize))
+        let next = offset + page.count
+        var object: [String: Any] = [
+            "hasMore": next < matching.count,
+            "notificationHistory": page.map {
+                [
+                    "signedPayload": $0.signedPayload,
+                    "sendAttempts": [["attemptDate": $0.signedDate, "sendAttemptResult": "NO_RESPONSE"]],
+                ]
+            },
+        ]
+        if next < matching.count { object["paginationToken"] = "tok-\(next)" }
+        return .json(200, json(object))
+    }
+
+    private func json(_ object: [String: Any]) -> String {
+        String(
+            decoding: (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data(),
+            as: UTF8.self)
+    }
+
+    /// Checks the bearer JWT as Apple does; returns the problem, or nil when it is acceptable.
+    private func checkJWT(_ header: String?) -> String? {
+        guard let header, header.hasPrefix("Bearer ") else { return "no bearer token" }
+        let parts = header.dropFirst(7).split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 3, let headerData = Base64URL.decode(parts[0]),
+            let claimsData = Base64URL.decode(parts[1]),
+            let signatureData = Base64URL.decode(parts[2]),
+            let head = try? JSONSerialization.jsonObject(with: headerData) as? [String: Any],
+            let claims = try? JSONSerialization.jsonObject(with: claimsData) as? [String: Any]
+        else { return "not a JWT" }
+        guard head["alg"] as? String == "ES256", head["kid"] as? String == keyID, head["typ"] as? String == "JWT" else {
+            return "bad header"
+        }
+        guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureData),
+            publicKey.isValidSignature(signature, for: Data((parts[0] + "." + parts[1]).utf8))
+        else { return "bad signature" }
+        let now = Int64(Date().timeIntervalSince1970)
+        guard claims["iss"] as? String == issuerID, claims["aud"] as? String == "appstoreconnect-v1",
+            claims["bid"] as? String == bundleID
+        else { return "bad claims" }
+        guard let iat = (claims["iat"] as? NSNumber)?.int64Value, let exp = (claims["exp"] as? NSNumber)?.int64Value,
+            iat <= now + 60, exp > now, exp - iat <= 1200
+        else { return "expired or too long-lived" }
+        return nil
+    }
+}
