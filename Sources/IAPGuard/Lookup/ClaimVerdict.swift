@@ -15,6 +15,8 @@ public struct ClaimVerdict: Sendable, Hashable, Codable {
         case replayed
         /// Two separate Apple charges for the same product by the same account within a short window.
         case chargedTwice = "charged-twice"
+        /// Paid in another app than the one it was redeemed in (an unknown bundle, or the order's app differs).
+        case wrongApp = "wrong-app"
         /// Credited, but with another product or quantity than Apple charged for.
         case creditedWrongItem = "credited-wrong-item"
         /// Refunded or revoked by Apple and the credit was clawed back.
@@ -37,8 +39,8 @@ public struct ClaimVerdict: Sendable, Hashable, Codable {
             switch self {
             case .paidAndCredited, .pendingCredit, .refundedClawedBack, .sandbox, .orderNotPaid, .notFound:
                 return false
-            case .missingCredit, .misCredit, .replayed, .chargedTwice, .creditedWrongItem, .refundedStillCredited,
-                .forged, .unverifiable:
+            case .missingCredit, .misCredit, .replayed, .chargedTwice, .wrongApp, .creditedWrongItem,
+                .refundedStillCredited, .forged, .unverifiable:
                 return true
             }
         }

@@ -92,6 +92,24 @@ struct ClaimVerdictJudge {
             return v
         }
 
+        // Paid in another app.
+        let orderBundles = Set(orders.compactMap(\.bundleID)).subtracting([t.bundleID].compactMap { $0 })
+        if let bundle = t.bundleID, !c.apps.isEmpty, !c.apps.contains(bundle) || !orderBundles.isEmpty {
+            let known = c.apps.contains(bundle)
+            var v = make(
+                .wrongApp,
+                known
+                    ? "Wrong app: transaction \(transactionID) was paid in \(bundle) but redeemed for an order in \(orderBundles.sorted().joined(separator: ", ")); \(creditText)."
+                    : "Wrong app: transaction \(transactionID) was paid in \(bundle), not one of the configured apps; \(creditText)."
+            )
+            v.details.append("Apple charged \(price) for \(product) in \(bundle).")
+            if !receivers.isEmpty {
+                v.action =
+                    "Reverse the credit for \(receivers.joined(separator: ", ")): the purchase belongs to another app."
+            }
+            return v
+        }
+
         let familyShared = t.inAppOwnershipType == "FAMILY_SHARED"
         let granted = credits.reduce(Int64(0)) { $0 + max($1.units ?? 0, 0) }
         let standingUnits = standing.reduce(Int64(0)) { $0 + ($1.units ?? 0) }
@@ -192,9 +210,7 @@ struct ClaimVerdictJudge {
         // One standing credit: to the right account? the right item?
         let credit = standing[0]
         let receiver = credit.userID ?? "?"
-        if !familyShared, let expected = expectedReceivers(t), !expected.accounts.isEmpty,
-            !expected.accounts.contains(receiver)
-        {
+        if !familyShared, let expected = expectedReceivers(t, receiver: receiver) {
             var v = make(
                 .misCredit,
                 "Mis-credited: \(expected.accounts.sorted().joined(separator: ", ")) paid for transaction \(transactionID) (\(product), \(price)), but \(receiver) was credited."
@@ -280,29 +296,35 @@ struct ClaimVerdictJudge {
         return v
     }
 
-    /// Who should have received a transaction's credit, and why.
-    func expectedReceivers(_ t: LookupEvidence.Transaction) -> (accounts: Set<String>, why: String)? {
+    /// The accounts that should have received a transaction's credit and why, when `receiver` is not among
+    /// them (`nil` when the receiver is right or nothing says who should be).
+    func expectedReceivers(_ t: LookupEvidence.Transaction, receiver: String) -> (accounts: Set<String>, why: String)? {
         let c = context
-        let isNonConsumable = t.productType == "Non-Consumable"
-        if isNonConsumable, let original = c.originalPurchase(of: t),
+        var checks: [(Set<String>, String)] = []
+        if t.productType == "Non-Consumable", let original = c.originalPurchase(of: t),
             let payer = c.payer(of: original.transactionID)
         {
-            return (
-                [payer.user],
-                "\(payer.user) bought original transaction \(original.transactionID) (\(payer.how)); this is a restore of it."
-            )
+            checks.append(
+                (
+                    [payer.user],
+                    "\(payer.user) bought original transaction \(original.transactionID) (\(payer.how)); this is a restore of it."
+                ))
+        } else {
+            let orderUsers = Set(c.orders(t.transactionID).compactMap(\.userID))
+            if !orderUsers.isEmpty {
+                checks.append(
+                    (orderUsers, "The order(s) for it belong to \(orderUsers.sorted().joined(separator: ", "))."))
+            }
+            if let token = t.appAccountToken?.lowercased(), let owners = c.tokenOwners[token], !owners.isEmpty {
+                checks.append((owners, "Its app account token belongs to \(owners.sorted().joined(separator: ", "))."))
+            }
+            if orderUsers.isEmpty, let original = c.originalPurchase(of: t),
+                let payer = c.payer(of: original.transactionID)
+            {
+                checks.append(([payer.user], "\(payer.user) bought original transaction \(original.transactionID)."))
+            }
         }
-        let orderUsers = Set(c.orders(t.transactionID).compactMap(\.userID))
-        if !orderUsers.isEmpty {
-            return (orderUsers, "The order(s) for it belong to \(orderUsers.sorted().joined(separator: ", ")).")
-        }
-        if let token = t.appAccountToken?.lowercased(), let owners = c.tokenOwners[token], !owners.isEmpty {
-            return (owners, "Its app account token belongs to \(owners.sorted().joined(separator: ", ")).")
-        }
-        if let original = c.originalPurchase(of: t), let payer = c.payer(of: original.transactionID) {
-            return ([payer.user], "\(payer.user) bought original transaction \(original.transactionID).")
-        }
-        return nil
+        return checks.first { !$0.0.contains(receiver) }.map { (accounts: $0.0, why: $0.1) }
     }
 
     /// Forgery markers on a transaction id or its copies.

@@ -6,6 +6,8 @@ struct LookupContext {
     /// Grace before a paid purchase counts as missing, ms.
     let graceMillis: Int64
     let catalogUnits: [String: Int64]
+    /// Bundle ids of the configured apps.
+    let apps: Set<String>
     let testers: Set<String>
     /// Lower-cased token → owners (users whose orders carry it).
     let tokenOwners: [String: Set<String>]
@@ -19,13 +21,14 @@ struct LookupContext {
     let familyByOriginal: [String: [LookupEvidence.Transaction]]
 
     init(
-        evidence: LookupEvidence, now: Int64, graceMillis: Int64, catalogUnits: [String: Int64],
+        evidence: LookupEvidence, now: Int64, graceMillis: Int64, catalogUnits: [String: Int64], apps: Set<String>,
         testers: Set<String>, tokenOwners: [String: Set<String>]
     ) {
         self.evidence = evidence
         self.now = now
         self.graceMillis = graceMillis
         self.catalogUnits = catalogUnits
+        self.apps = apps
         self.testers = testers
         self.tokenOwners = tokenOwners
         transactionsByID = Dictionary(

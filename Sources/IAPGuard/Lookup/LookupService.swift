@@ -261,6 +261,7 @@ public struct LookupService {
                 .map { $0.lowercased() })
         return LookupContext(
             evidence: evidence, now: now, graceMillis: graceHours * 3_600_000, catalogUnits: try reader.catalogUnits(),
+            apps: try reader.apps(),
             testers: try reader.testers(), tokenOwners: try reader.tokenOwners(tokens.sorted()))
     }
 

@@ -240,6 +240,10 @@ struct LookupStoreReader {
         return units
     }
 
+    func apps() throws -> Set<String> {
+        Set(try rows("SELECT bundle_id FROM apps").compactMap { $0.text("bundle_id") })
+    }
+
     func testers() throws -> Set<String> {
         Set(try rows("SELECT user_id FROM testers").compactMap { $0.text("user_id") })
     }
