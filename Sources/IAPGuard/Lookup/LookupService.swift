@@ -51,15 +51,22 @@ public struct LookupService {
         var transactionIDs = OrderedIDs()
         var orderIDs = OrderedIDs()
         var userIDs = OrderedIDs()
+        var appleOrderNotes: [String] = []
         for kind in query.kindsToTry {
             let resolution = try resolve(query.id, as: kind)
-            result.notes += resolution.notes
+            if kind == .appleOrder && resolution.matched == nil {
+                appleOrderNotes = resolution.notes
+            } else {
+                result.notes += resolution.notes
+            }
             guard let matched = resolution.matched else { continue }
             result.query.matches.append(.init(kind: kind, matched: matched))
             transactionIDs.add(resolution.transactionIDs)
             orderIDs.add(resolution.orderIDs)
             userIDs.add(resolution.userIDs)
         }
+        // Why an Apple order ID could not be resolved matters only when nothing else matched, or it was asked for.
+        if result.query.matches.isEmpty || query.kind == .appleOrder { result.notes += appleOrderNotes }
         guard !result.query.matches.isEmpty else {
             try fillNotFound(&result, query: query)
             return result
@@ -476,7 +483,10 @@ public struct LookupService {
 
     // MARK: Text helpers
 
-    static func plural(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }
+    static func plural(_ n: Int, _ noun: String) -> String {
+        if n == 1 { return "1 \(noun)" }
+        return "\(n) " + (noun.hasSuffix("y") ? noun.dropLast() + "ies" : noun + "s")
+    }
 
     static func orList(_ items: [String]) -> String {
         guard items.count > 1, let last = items.last else { return items.first ?? "" }

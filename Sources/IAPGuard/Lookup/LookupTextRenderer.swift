@@ -92,9 +92,9 @@ public struct LookupTextRenderer {
             )
             for e in shown {
                 let time = String(StorefrontTime.shortUTC(e.at).dropLast(4))
-                wrap("\(time)  \(e.description)", indent: String(repeating: " ", count: 20), first: "  ")
+                wrap("\(time) \(e.description)", indent: String(repeating: " ", count: 19), first: "  ")
                 let local = e.local.map { "local \($0); " } ?? ""
-                wrap("\(local)\(e.source)", indent: String(repeating: " ", count: 20))
+                wrap("\(local)\(e.source)", indent: String(repeating: " ", count: 19))
             }
         }
 

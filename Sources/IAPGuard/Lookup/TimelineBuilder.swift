@@ -24,7 +24,7 @@ struct TimelineBuilder {
             add(
                 o.createdAt, .orderCreated,
                 "Order \(o.orderID) created by \(o.userID ?? "?") for \(o.productID ?? "?") (\(ClaimVerdictJudge.money(o.price, o.currency)) shown, status \(o.status ?? "?"))",
-                source: "orders \(o.sourceRef)", transaction: o.transactionID, order: o.orderID, user: o.userID,
+                source: o.sourceRef, transaction: o.transactionID, order: o.orderID, user: o.userID,
                 storefront: o.storefront)
         }
         for t in evidence.transactions {
@@ -32,7 +32,8 @@ struct TimelineBuilder {
             add(
                 t.purchaseDate, .applePurchase,
                 "Apple purchase \(t.transactionID): \(t.productID ?? "?") for \(ClaimVerdictJudge.money(t.price, t.currency)) in \(t.storefront ?? "?") (\(t.environment ?? "?")\(ownership), \(t.verification))",
-                source: "transactions (best of \(t.sightingCount) copies)", transaction: t.transactionID)
+                source: "transactions view (best of \(LookupService.plural(Int(t.sightingCount), "copy")))",
+                transaction: t.transactionID)
             let hasRevocationNotice = evidence.notifications.contains {
                 $0.transactionID == t.transactionID && ["REFUND", "REVOKE"].contains($0.notificationType ?? "")
             }
@@ -52,18 +53,18 @@ struct TimelineBuilder {
             add(
                 s.receivedAt, .received,
                 "Copy of \(s.transactionID) received as \(s.sourceKind)\(by)\(order): \(outcome)",
-                source: "sightings \(s.sourceName) \(s.sourceRef)", transaction: s.transactionID,
+                source: "\(s.sourceName) \(s.sourceRef)", transaction: s.transactionID,
                 order: s.submittedOrderID, user: s.submittedByUserID)
         }
         for c in evidence.credits {
             add(
                 c.creditedAt, .credit,
                 "Credit \(c.creditID): \(c.units.map(String.init) ?? "?") units of \(c.productID ?? "?") to \(c.userID ?? "?")",
-                source: "credits \(c.sourceRef)", transaction: c.transactionID, order: c.orderID, user: c.userID)
+                source: c.sourceRef, transaction: c.transactionID, order: c.orderID, user: c.userID)
             add(
                 c.reversedAt, .creditReversed,
                 "Credit \(c.creditID) of \(c.userID ?? "?") reversed (\(c.reversalReason ?? "no reason"))",
-                source: "credits \(c.sourceRef)", transaction: c.transactionID, order: c.orderID, user: c.userID)
+                source: c.sourceRef, transaction: c.transactionID, order: c.orderID, user: c.userID)
         }
         for n in evidence.notifications {
             let type = n.notificationType ?? "?"
@@ -81,7 +82,7 @@ struct TimelineBuilder {
             if let reason = n.consumptionRequestReason { text += ", reason \(reason)" }
             text += " (\(n.verification)\(n.verificationReason.map { ": \($0)" } ?? ""))"
             add(
-                n.revocationDate ?? n.signedDate, kind, text, source: "notifications \(n.sourceRef)",
+                n.revocationDate ?? n.signedDate, kind, text, source: n.sourceRef,
                 transaction: n.transactionID)
         }
         return events.sorted {
