@@ -347,9 +347,9 @@ struct ClaimVerdictJudge {
             ?? context.transactionsByID[transactionID]?.revocationPercentage
     }
 
-    /// `0.99 USD`, or `an unknown amount`.
+    /// `0.99 USD`, or `price unknown`.
     static func money(_ milli: Int64?, _ currency: String?) -> String {
-        guard let milli else { return "an unknown amount" }
+        guard let milli else { return "price unknown" }
         return Money.decimalText(milliunits: milli) + (currency.map { " " + $0 } ?? "")
     }
 

@@ -24,9 +24,10 @@ public enum LookupJSON {
         return String(decoding: try encoder.encode(body), as: UTF8.self)
     }
 
-    /// `transactionID` → `transaction_id`, `notificationUUID` → `notification_uuid`, `requestV1` → `request_v1`.
+    /// `transactionID` → `transaction_id`, `notificationUUID` → `notification_uuid`, `requestV1` → `request_v1`, `orderIDs` → `order_ids`.
     static func snakeCase(_ name: String) -> String {
-        let characters = Array(name)
+        // A plural acronym stays one word: `orderIDs` → `order_ids`.
+        let characters = Array(name.replacingOccurrences(of: "IDs", with: "Ids"))
         var out = ""
         for (index, character) in characters.enumerated() {
             if character.isUppercase, index > 0 {

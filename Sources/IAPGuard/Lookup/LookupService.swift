@@ -325,7 +325,7 @@ public struct LookupService {
         var v = ClaimVerdict(
             code: .chargedTwice,
             headline:
-                "Charged twice: \(payer ?? "the customer") bought \(a?.productID ?? "?") twice, \(gap) min apart (transactions \(first) and \(second), \(ClaimVerdictJudge.money(a?.price, a?.currency)) each).",
+                "Charged twice: \(payer ?? "the customer") bought \(a?.productID ?? "?") twice, \(gap) min apart (transactions \(first) and \(second)\(a?.price == nil ? "" : ", \(ClaimVerdictJudge.money(a?.price, a?.currency)) each")).",
             transactionID: first)
         v.relatedTransactionIDs = [second]
         v.paidBy = payer

@@ -104,7 +104,9 @@ public struct LookupTextRenderer {
             if let request = draft.appleRequest {
                 wrap("DRAFT - a person must approve before sending: \(draft.endpoint)", indent: "  ")
                 let body = (try? LookupJSON.appleBody(request)) ?? "{}"
-                for line in body.split(separator: "\n") { wrap(String(line), indent: "    ") }
+                for line in body.split(separator: "\n") {
+                    out.append(String(("    " + Self.clean(String(line))).prefix(width)))
+                }
                 for b in draft.basis { wrap(b, indent: "    ", first: "  - ") }
             }
         }

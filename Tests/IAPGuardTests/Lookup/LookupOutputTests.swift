@@ -55,6 +55,8 @@ struct LookupOutputTests {
         #expect(LookupJSON.snakeCase("notificationUUID") == "notification_uuid")
         #expect(LookupJSON.snakeCase("appleRequestV1") == "apple_request_v1")
         #expect(LookupJSON.snakeCase("spendRef") == "spend_ref")
+        #expect(LookupJSON.snakeCase("orderIDs") == "order_ids")
+        #expect(LookupJSON.snakeCase("relatedTransactionIDs") == "related_transaction_ids")
     }
 
     @Test func consumptionDraftNeedsConsentAndUsesHistory() throws {
