@@ -102,7 +102,7 @@ struct ClaimVerdictJudge {
                     ? "Wrong app: transaction \(transactionID) was paid in \(bundle) but redeemed for an order in \(orderBundles.sorted().joined(separator: ", ")); \(creditText)."
                     : "Wrong app: transaction \(transactionID) was paid in \(bundle), not one of the configured apps; \(creditText)."
             )
-            v.details.append("Apple charged \(price) for \(product) in \(bundle).")
+            v.details.append("Apple's record: \(product) in \(bundle), \(price).")
             if !receivers.isEmpty {
                 v.action =
                     "Reverse the credit for \(receivers.joined(separator: ", ")): the purchase belongs to another app."
@@ -261,6 +261,7 @@ struct ClaimVerdictJudge {
         }
         if familyShared {
             let organiser = c.originalPurchase(of: t).flatMap { c.payer(of: $0.transactionID)?.user }
+            if let organiser { v.paidBy = organiser }
             notes.append(
                 "Family sharing: \(organiser.map { "bought by \($0), " } ?? "")shared with \(receiver) by Apple; not a mis-credit."
             )

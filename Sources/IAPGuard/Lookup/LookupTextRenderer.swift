@@ -59,7 +59,7 @@ public struct LookupTextRenderer {
             let spend = Money.decimalText(milliunits: user.spendRef) + " " + user.referenceCurrency
             let refunded = Money.decimalText(milliunits: user.refundedRef) + " " + user.referenceCurrency
             wrap(
-                "purchases \(user.purchaseCount), spent \(spend)\(user.unconvertedPurchases > 0 ? " (+\(user.unconvertedPurchases) without an FX rate)" : "")",
+                "purchases \(user.purchaseCount), spent \(spend)\(user.unconvertedPurchases > 0 ? " (+\(user.unconvertedPurchases) without a price or FX rate)" : "")",
                 indent: "  ")
             wrap(
                 "refunds \(user.refundCount) (\(refunded)); sandbox purchases \(user.sandboxPurchases)\(user.tester ? "; on the tester list" : "")",
