@@ -13,6 +13,7 @@ struct IAPGuardCommand: AsyncParsableCommand {
             GenerateCommand.self,
             VerifyCommand.self,
             RulesCommand.self,
+            LookupCommand.self,
         ]
     )
 }

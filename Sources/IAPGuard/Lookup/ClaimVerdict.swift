@@ -1,0 +1,74 @@
+/// The answer to a support claim about one purchase (or one pair of purchases), in plain language, with the
+/// accounts involved and what to do. Codes are stable and documented in `docs/support.md`.
+public struct ClaimVerdict: Sendable, Hashable, Codable {
+    /// The verdict codes.
+    public enum Code: String, Sendable, Hashable, Codable, CaseIterable {
+        /// Apple charged, the backend credited the paying account once. Nothing is owed.
+        case paidAndCredited = "paid-and-credited"
+        /// Paid, not credited yet, still within the grace period (default 24 h).
+        case pendingCredit = "pending-credit"
+        /// Paid (verified Production purchase), never credited after the grace period (漏单): grant it.
+        case missingCredit = "missing-credit"
+        /// Credited to a different account than the one that paid (误充).
+        case misCredit = "mis-credit"
+        /// One Apple charge credited several times (a replayed receipt or retried request): not charged twice.
+        case replayed
+        /// Two separate Apple charges for the same product by the same account within a short window.
+        case chargedTwice = "charged-twice"
+        /// Paid in another app than the one it was redeemed in (an unknown bundle, or the order's app differs).
+        case wrongApp = "wrong-app"
+        /// Credited, but with another product or quantity than Apple charged for.
+        case creditedWrongItem = "credited-wrong-item"
+        /// Refunded or revoked by Apple and the credit was clawed back.
+        case refundedClawedBack = "refunded-clawed-back"
+        /// Refunded or revoked by Apple but (some of) the credit still stands.
+        case refundedStillCredited = "refunded-still-credited"
+        /// A Sandbox/Xcode purchase: no money changed hands.
+        case sandbox
+        /// Forged or tampered data: every copy failed verification, or it carries a forgery marker.
+        case forged
+        /// Apple never confirmed the transaction (no copy seen, or none could be checked).
+        case unverifiable
+        /// An order with no Apple payment behind it and no credit.
+        case orderNotPaid = "order-not-paid"
+        /// Nothing matches the id.
+        case notFound = "not-found"
+
+        /// Whether the verdict means something is owed, wrong or suspicious.
+        public var isProblem: Bool {
+            switch self {
+            case .paidAndCredited, .pendingCredit, .refundedClawedBack, .sandbox, .orderNotPaid, .notFound:
+                return false
+            case .missingCredit, .misCredit, .replayed, .chargedTwice, .wrongApp, .creditedWrongItem,
+                .refundedStillCredited, .forged, .unverifiable:
+                return true
+            }
+        }
+    }
+
+    public var code: Code
+    /// One plain-language sentence.
+    public var headline: String
+    /// The transaction the verdict is about (`nil` for an order without a transaction).
+    public var transactionID: String?
+    /// Other transactions the verdict involves (the twin of a `charged-twice`).
+    public var relatedTransactionIDs: [String] = []
+    public var orderIDs: [String] = []
+    /// The account that paid (the order's user, else the submitter, else the token's owner).
+    public var paidBy: String?
+    /// Accounts holding a standing credit for it.
+    public var creditedTo: [String] = []
+    /// A benign pattern this resembles and why it is benign: `family-sharing`, `subscription-renewal`,
+    /// `restore`, `rolled-back-retry`, `refund-reversed`, `tester-sandbox`.
+    public var lookAlike: String?
+    /// What support should do, when something is to be done.
+    public var action: String?
+    /// Supporting facts, one sentence each.
+    public var details: [String] = []
+
+    public init(code: Code, headline: String, transactionID: String?) {
+        self.code = code
+        self.headline = headline
+        self.transactionID = transactionID
+    }
+}

@@ -1,0 +1,361 @@
+/// Decides the ``ClaimVerdict`` for each transaction (or order) of a lookup from the evidence, the way the
+/// rules would, and explains it in plain language.
+struct ClaimVerdictJudge {
+    let context: LookupContext
+
+    static let forgeryAnomalies = ["non-numeric-id", "date-mismatch", "expiry-far-future", "product-outside-bundle"]
+
+    /// The verdict about one transaction id, or `nil` when the store knows nothing about it at all.
+    func verdict(for transactionID: String) -> ClaimVerdict? {
+        let c = context
+        let sightings = c.sightings(transactionID)
+        let orders = c.orders(transactionID)
+        let credits = c.credits(transactionID)
+        let standing = credits.filter { $0.stands(at: c.now) }
+        let receivers = Array(Set(standing.compactMap(\.userID))).sorted()
+        let canonical = c.transactionsByID[transactionID]
+        if canonical == nil, sightings.isEmpty, orders.isEmpty, credits.isEmpty { return nil }
+
+        func make(_ code: ClaimVerdict.Code, _ headline: String) -> ClaimVerdict {
+            var v = ClaimVerdict(code: code, headline: headline, transactionID: transactionID)
+            v.orderIDs = orders.map(\.orderID)
+            v.paidBy = c.payer(of: transactionID)?.user
+            v.creditedTo = receivers
+            return v
+        }
+        let creditText = receivers.isEmpty ? "nothing was credited" : "credited to " + receivers.joined(separator: ", ")
+
+        // Forged or tampered data.
+        let markers = forgeryMarkers(transactionID, sightings: sightings)
+        let allFailed = !sightings.isEmpty && sightings.allSatisfy { $0.verification == "failed" }
+        if canonical == nil && allFailed || !markers.isEmpty {
+            var v = make(
+                .forged,
+                allFailed
+                    ? "Forged or tampered: every copy of transaction \(transactionID) failed verification; \(creditText)."
+                    : "Forged: transaction \(transactionID) carries forgery markers (\(markers.joined(separator: ", "))); \(creditText)."
+            )
+            let reasons = Set(sightings.compactMap { $0.verification == "failed" ? $0.verificationReason : nil })
+            if !reasons.isEmpty {
+                v.details.append("Verification failed: \(reasons.sorted().joined(separator: ", ")).")
+            }
+            if !receivers.isEmpty {
+                v.action = "Reverse the credit for \(receivers.joined(separator: ", ")); Apple never charged for it."
+            } else {
+                v.details.append("The backend refused it: nothing to do for the customer.")
+            }
+            return v
+        }
+        guard let t = canonical else {
+            // Apple never confirmed this transaction.
+            if !standing.isEmpty {
+                var v = make(
+                    .unverifiable,
+                    "Unconfirmed: transaction \(transactionID) was \(creditText), but Apple never confirmed it.")
+                v.details.append("No copy of the transaction was ever received from Apple or the app.")
+                v.action = "Do not grant more; check whether the data was pulled, else reverse the credit."
+                return v
+            }
+            var v = make(
+                .orderNotPaid,
+                "No payment known: order(s) \(orders.map(\.orderID).joined(separator: ", ")) name transaction \(transactionID), but Apple never confirmed it and \(creditText)."
+            )
+            if orders.isEmpty {
+                v.code = .unverifiable
+                v.headline = "Unconfirmed: transaction \(transactionID) only appears in reversed credits."
+            }
+            v.details.append("If the customer shows an Apple receipt, the data may not have been pulled yet.")
+            return v
+        }
+        if t.verification == "unverified" {
+            var v = make(
+                .unverifiable,
+                "Unverifiable: transaction \(transactionID) was never checked against Apple; \(creditText).")
+            v.details.append("Only unverified copies were received (\(t.sightingCount)).")
+            return v
+        }
+        let product = t.productID ?? "?"
+        let price = Self.money(t.price, t.currency)
+
+        // Sandbox: no money changed hands.
+        if let env = t.environment, env != "Production" {
+            var v = make(
+                .sandbox,
+                "Sandbox: transaction \(transactionID) (\(product)) is a \(env) purchase; no money was charged; \(creditText)."
+            )
+            let outsiders = receivers.filter { !c.testers.contains($0) }
+            if !receivers.isEmpty && outsiders.isEmpty { v.lookAlike = "tester-sandbox" }
+            if !outsiders.isEmpty {
+                v.details.append("\(outsiders.joined(separator: ", ")) is not on the tester allow-list (IAP-017).")
+                v.action = "Reverse the credit for \(outsiders.joined(separator: ", ")): sandbox purchases are free."
+            }
+            return v
+        }
+
+        // Paid in another app.
+        let orderBundles = Set(orders.compactMap(\.bundleID)).subtracting([t.bundleID].compactMap { $0 })
+        if let bundle = t.bundleID, !c.apps.isEmpty, !c.apps.contains(bundle) || !orderBundles.isEmpty {
+            let known = c.apps.contains(bundle)
+            var v = make(
+                .wrongApp,
+                known
+                    ? "Wrong app: transaction \(transactionID) was paid in \(bundle) but redeemed for an order in \(orderBundles.sorted().joined(separator: ", ")); \(creditText)."
+                    : "Wrong app: transaction \(transactionID) was paid in \(bundle), not one of the configured apps; \(creditText)."
+            )
+            v.details.append("Apple's record: \(product) in \(bundle), \(price).")
+            if !receivers.isEmpty {
+                v.action =
+                    "Reverse the credit for \(receivers.joined(separator: ", ")): the purchase belongs to another app."
+            }
+            return v
+        }
+
+        let familyShared = t.inAppOwnershipType == "FAMILY_SHARED"
+        let granted = credits.reduce(Int64(0)) { $0 + max($1.units ?? 0, 0) }
+        let standingUnits = standing.reduce(Int64(0)) { $0 + ($1.units ?? 0) }
+        var lookAlike: String? = familyShared ? "family-sharing" : nil
+        var notes: [String] = []
+
+        // Refunds and revocations.
+        if let refund = c.decisiveRefund(transactionID) {
+            let when = refund.eventDate.map(StorefrontTime.shortUTC) ?? "an unknown date"
+            if refund.eventType == "REFUND_REVERSED" {
+                lookAlike = lookAlike ?? "refund-reversed"
+                notes.append("Apple reversed an earlier refund on \(when): the credit rightly stands.")
+            } else {
+                let share = refund.revocationPercentage ?? refundShare(transactionID) ?? 100_000
+                let allowed = granted * (100_000 - share) / 100_000
+                let what = refund.eventType == "REVOKE" ? "revoked" : "refunded"
+                let pct = share == 100_000 ? "" : " (\(Self.percent(share)))"
+                if familyShared || t.revocationType == "FAMILY_REVOKE" { lookAlike = "family-sharing" }
+                if standingUnits <= allowed {
+                    var v = make(
+                        .refundedClawedBack,
+                        "Refunded and clawed back: Apple \(what) transaction \(transactionID) (\(product), \(price))\(pct) on \(when); the credit was reversed."
+                    )
+                    v.lookAlike = lookAlike
+                    for credit in credits where credit.reversedAt != nil {
+                        v.details.append(
+                            "Credit \(credit.creditID) for \(credit.userID ?? "?") reversed \(credit.reversedAt.map(StorefrontTime.shortUTC) ?? "") (\(credit.reversalReason ?? "no reason"))."
+                        )
+                    }
+                    return v
+                }
+                var v = make(
+                    .refundedStillCredited,
+                    "Refunded but still credited: Apple \(what) transaction \(transactionID) (\(product), \(price))\(pct) on \(when), but \(standingUnits) of \(granted) units still stand."
+                )
+                v.lookAlike = lookAlike
+                let age = c.now - (refund.eventDate ?? c.now)
+                if age < c.graceMillis {
+                    v.details.append(
+                        "The refund is \(age / 3_600_000) h old, within the \(c.graceMillis / 3_600_000) h grace period."
+                    )
+                }
+                v.action = "Claw back \(standingUnits - allowed) units from \(receivers.joined(separator: ", "))."
+                return v
+            }
+        }
+
+        // Never credited.
+        if standing.isEmpty {
+            let payer = c.payer(of: transactionID)
+            let reversed = credits.filter { !$0.stands(at: c.now) }
+            for credit in reversed {
+                notes.append(
+                    "Credit \(credit.creditID) was reversed \(credit.reversedAt.map(StorefrontTime.shortUTC) ?? "") (\(credit.reversalReason ?? "no reason")) without an Apple refund."
+                )
+            }
+            let age = c.now - (t.purchaseDate ?? c.now)
+            if age < c.graceMillis {
+                var v = make(
+                    .pendingCredit,
+                    "Paid, not credited yet: transaction \(transactionID) (\(product), \(price)) is \(age / 3_600_000) h old, within the \(c.graceMillis / 3_600_000) h grace period."
+                )
+                v.details = notes
+                v.action = "Wait for the backend to confirm, or ask the customer to reopen the app."
+                return v
+            }
+            var v = make(
+                .missingCredit,
+                "Paid but never credited: \(payer?.user ?? "the customer") paid \(price) for \(product) (transaction \(transactionID)) and nothing stands credited."
+            )
+            v.details = notes
+            if let payer { v.details.append("\(payer.user) \(payer.how).") }
+            let units = c.expectedUnits(t).map { "\($0) units of " } ?? ""
+            v.action =
+                "Grant \(units)\(product) to \(payer?.user ?? "the paying account") for transaction \(transactionID)."
+            v.lookAlike = lookAlike
+            return v
+        }
+
+        // Credited more than once: one Apple charge, replayed.
+        if standing.count >= 2 {
+            var v = make(
+                .replayed,
+                "Replayed, not charged twice: Apple charged once for transaction \(transactionID) (\(product), \(price)), but it is credited \(standing.count) times (to \(receivers.joined(separator: ", ")))."
+            )
+            v.details = notes
+            for credit in standing {
+                v.details.append(
+                    "Credit \(credit.creditID): \(credit.units.map(String.init) ?? "?") units to \(credit.userID ?? "?") on \(credit.creditedAt.map(StorefrontTime.shortUTC) ?? "?")\(credit.orderID.map { " for order \($0)" } ?? "")."
+                )
+            }
+            let keep = v.paidBy ?? receivers.first ?? "the payer"
+            v.action = "Keep one credit for \(keep); reverse the other \(standing.count - 1)."
+            v.lookAlike = lookAlike
+            return v
+        }
+
+        // One standing credit: to the right account? the right item?
+        let credit = standing[0]
+        let receiver = credit.userID ?? "?"
+        if !familyShared, let expected = expectedReceivers(t, receiver: receiver) {
+            var v = make(
+                .misCredit,
+                "Mis-credited: \(expected.accounts.sorted().joined(separator: ", ")) paid for transaction \(transactionID) (\(product), \(price)), but \(receiver) was credited."
+            )
+            v.paidBy = expected.accounts.sorted().first
+            v.details = notes + [expected.why]
+            v.action = "Credit \(v.paidBy ?? "the payer") and reverse credit \(credit.creditID) of \(receiver)."
+            return v
+        }
+        if let creditedProduct = credit.productID, let appleProduct = t.productID, creditedProduct != appleProduct {
+            var v = make(
+                .creditedWrongItem,
+                "Wrong item: Apple charged for \(appleProduct) (transaction \(transactionID)) but \(creditedProduct) was credited to \(receiver)."
+            )
+            v.action = "Grant \(appleProduct) and reverse credit \(credit.creditID)."
+            return v
+        }
+        if let expectedUnits = c.expectedUnits(t), let units = credit.units, units != expectedUnits {
+            var v = make(
+                .creditedWrongItem,
+                "Wrong quantity: transaction \(transactionID) (\(product)) should grant \(expectedUnits) units, but \(units) were credited to \(receiver)."
+            )
+            v.action = "Adjust the credit by \(expectedUnits - units) units."
+            return v
+        }
+        var v = make(
+            .paidAndCredited,
+            "Paid and credited: transaction \(transactionID) (\(product), \(price)) was credited to \(receiver) on \(credit.creditedAt.map(StorefrontTime.shortUTC) ?? "an unknown date")."
+        )
+        if lookAlike == nil {
+            if credits.contains(where: { $0.reversalReason == "rollback" }) {
+                lookAlike = "rolled-back-retry"
+                notes.append("A duplicate credit from a retry was rolled back.")
+            } else if t.transactionReason == "RENEWAL"
+                || (t.originalTransactionID != nil && t.originalTransactionID != transactionID
+                    && (t.productType ?? "").contains("Subscription"))
+            {
+                lookAlike = "subscription-renewal"
+                notes.append(
+                    "A renewal of original transaction \(t.originalTransactionID ?? "?"): a new period, not a second charge."
+                )
+            } else if c.originalPurchase(of: t) != nil {
+                lookAlike = "restore"
+                notes.append(
+                    "A restore of original transaction \(t.originalTransactionID ?? "?") by the same account: no new charge."
+                )
+            }
+        }
+        if familyShared {
+            let organiser = c.originalPurchase(of: t).flatMap { c.payer(of: $0.transactionID)?.user }
+            if let organiser { v.paidBy = organiser }
+            notes.append(
+                "Family sharing: \(organiser.map { "bought by \($0), " } ?? "")shared with \(receiver) by Apple; not a mis-credit."
+            )
+        }
+        v.lookAlike = lookAlike
+        v.details = notes
+        return v
+    }
+
+    /// A verdict for an order that carries no transaction id.
+    func verdict(forOrder order: LookupEvidence.Order) -> ClaimVerdict {
+        let standing = context.evidence.credits.filter { $0.orderID == order.orderID && $0.stands(at: context.now) }
+        if !standing.isEmpty {
+            var v = ClaimVerdict(
+                code: .unverifiable,
+                headline:
+                    "Unconfirmed: order \(order.orderID) was credited to \(Set(standing.compactMap(\.userID)).sorted().joined(separator: ", ")) without any Apple transaction.",
+                transactionID: nil)
+            v.orderIDs = [order.orderID]
+            v.paidBy = order.userID
+            v.creditedTo = Array(Set(standing.compactMap(\.userID))).sorted()
+            return v
+        }
+        var v = ClaimVerdict(
+            code: .orderNotPaid,
+            headline:
+                "No payment known: order \(order.orderID) (\(order.productID ?? "?"), status \(order.status ?? "?")) has no Apple transaction and nothing was credited.",
+            transactionID: nil)
+        v.orderIDs = [order.orderID]
+        v.paidBy = order.userID
+        v.details.append(
+            "The customer was most likely not charged; if they show an Apple receipt, look up its transaction ID.")
+        return v
+    }
+
+    /// The accounts that should have received a transaction's credit and why, when `receiver` is not among
+    /// them (`nil` when the receiver is right or nothing says who should be).
+    func expectedReceivers(_ t: LookupEvidence.Transaction, receiver: String) -> (accounts: Set<String>, why: String)? {
+        let c = context
+        var checks: [(Set<String>, String)] = []
+        if t.productType == "Non-Consumable", let original = c.originalPurchase(of: t),
+            let payer = c.payer(of: original.transactionID)
+        {
+            checks.append(
+                (
+                    [payer.user],
+                    "\(payer.user) bought original transaction \(original.transactionID) (\(payer.how)); this is a restore of it."
+                ))
+        } else {
+            let orderUsers = Set(c.orders(t.transactionID).compactMap(\.userID))
+            if !orderUsers.isEmpty {
+                checks.append(
+                    (orderUsers, "The order(s) for it belong to \(orderUsers.sorted().joined(separator: ", "))."))
+            }
+            if let token = t.appAccountToken?.lowercased(), let owners = c.tokenOwners[token], !owners.isEmpty {
+                checks.append((owners, "Its app account token belongs to \(owners.sorted().joined(separator: ", "))."))
+            }
+            if orderUsers.isEmpty, let original = c.originalPurchase(of: t),
+                let payer = c.payer(of: original.transactionID)
+            {
+                checks.append(([payer.user], "\(payer.user) bought original transaction \(original.transactionID)."))
+            }
+        }
+        return checks.first { !$0.0.contains(receiver) }.map { (accounts: $0.0, why: $0.1) }
+    }
+
+    /// Forgery markers on a transaction id or its copies.
+    func forgeryMarkers(_ transactionID: String, sightings: [LookupEvidence.Sighting]) -> [String] {
+        var markers = Set<String>()
+        if transactionID.lowercased().hasPrefix("com.urus.iap") { markers.insert("urus-marker") }
+        if !transactionID.allSatisfy({ $0.isASCII && $0.isNumber }) { markers.insert("non-numeric-id") }
+        for sighting in sightings {
+            for anomaly in (sighting.anomalies ?? "").split(separator: ",").map(String.init)
+            where Self.forgeryAnomalies.contains(anomaly) {
+                markers.insert(anomaly)
+            }
+        }
+        return markers.sorted()
+    }
+
+    /// The refund share from any refund event or the transaction, milli-percent.
+    private func refundShare(_ transactionID: String) -> Int64? {
+        (context.refundsByTransaction[transactionID] ?? []).compactMap(\.revocationPercentage).max()
+            ?? context.transactionsByID[transactionID]?.revocationPercentage
+    }
+
+    /// `0.99 USD`, or `price unknown`.
+    static func money(_ milli: Int64?, _ currency: String?) -> String {
+        guard let milli else { return "price unknown" }
+        return Money.decimalText(milliunits: milli) + (currency.map { " " + $0 } ?? "")
+    }
+
+    /// `50 %` from milli-percent.
+    static func percent(_ milli: Int64) -> String {
+        milli % 1000 == 0 ? "\(milli / 1000) %" : Money.decimalText(milliunits: milli) + " %"
+    }
+}

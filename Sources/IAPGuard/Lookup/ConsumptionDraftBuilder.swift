@@ -1,0 +1,147 @@
+/// Derives a ``ConsumptionDraft`` for one `CONSUMPTION_REQUEST` notification about a consumable.
+struct ConsumptionDraftBuilder {
+    /// What the builder knows about the paying customer.
+    struct Customer {
+        var profile: LookupUserProfile?
+        /// The customer's lifetime spend and refunds in USD milliunits (nil when not convertible).
+        var lifetimePurchasedUSD: Int64?
+        var lifetimeRefundedUSD: Int64?
+        /// Refunds of other purchases in the 90 days before the request.
+        var recentRefunds: Int
+        /// Whether an active refund-abuse finding (IAP-016) names the customer.
+        var refundAbuseFinding: Bool
+    }
+
+    let context: LookupContext
+    let customerConsented: Bool
+
+    static let day: Int64 = 86_400_000
+
+    func draft(for notification: LookupEvidence.Notification, customer: Customer) -> ConsumptionDraft? {
+        guard notification.notificationType == "CONSUMPTION_REQUEST", let tx = notification.transactionID else {
+            return nil
+        }
+        var draft = ConsumptionDraft(
+            state: .notDrafted, transactionID: tx, notificationUUID: notification.notificationUUID,
+            requestedAt: notification.signedDate, consumptionRequestReason: notification.consumptionRequestReason,
+            endpoint: ConsumptionDraft.endpoint(for: tx))
+        guard let t = context.transactionsByID[tx] else {
+            draft.reason = "transaction \(tx) is not in the store, so its delivery cannot be judged"
+            return draft
+        }
+        guard t.productType == "Consumable" else {
+            draft.reason =
+                "only consumables are drafted; \(t.productID ?? "?") is \(t.productType ?? "of unknown type")"
+            return draft
+        }
+        guard notification.verification == "verified" else {
+            draft.reason = "the CONSUMPTION_REQUEST notification is \(notification.verification), not verified"
+            return draft
+        }
+        guard customerConsented else {
+            draft.reason =
+                "customer consent is unknown: Apple only accepts consumption data the customer consented to share; "
+                + "once support has the customer's consent, rerun with --customer-consented"
+            return draft
+        }
+        let at = notification.signedDate ?? context.now
+        let credits = context.credits(tx).filter { ($0.creditedAt ?? 0) <= at }
+        let standing = credits.filter { $0.stands(at: at) }
+        let rightProduct = standing.filter { $0.productID == nil || $0.productID == t.productID }
+        let deliveredUnits = rightProduct.reduce(Int64(0)) { $0 + max($1.units ?? 0, 0) }
+        let expected = context.expectedUnits(t) ?? deliveredUnits
+        var basis: [String] = []
+
+        // Delivery and consumption, from the credits standing when Apple asked.
+        let delivery: (String, Int)
+        if !rightProduct.isEmpty {
+            delivery = ("DELIVERED", 0)
+            basis.append(
+                "deliveryStatus: credit(s) \(rightProduct.map(\.creditID).joined(separator: ", ")) stood when Apple asked."
+            )
+        } else if !standing.isEmpty {
+            delivery = ("UNDELIVERED_WRONG_ITEM", 2)
+            basis.append(
+                "deliveryStatus: only another product was credited (\(standing.compactMap(\.productID).joined(separator: ", ")))."
+            )
+        } else {
+            delivery = ("UNDELIVERED_OTHER", 5)
+            basis.append("deliveryStatus: no credit stood for this transaction when Apple asked.")
+        }
+        let percentage: Int =
+            expected > 0 ? Int(min(deliveredUnits * 100_000 / expected, 100_000)) : (deliveredUnits > 0 ? 100_000 : 0)
+        let consumptionStatus = percentage == 0 ? 1 : (percentage >= 100_000 ? 3 : 2)
+        basis.append(
+            "consumptionPercentage \(percentage) (milli-percent) = \(deliveredUnits) of \(expected) units delivered and not reversed; "
+                + "the ledger records delivery, not spending: lower it if the in-app balance shows unspent units.")
+
+        // Refund preference, from the customer's history.
+        let preference: (String?, Int)
+        if delivery.1 != 0 {
+            preference = ("GRANT_FULL", 1)
+            basis.append("refundPreference: the purchase was not delivered, so a refund is fair.")
+        } else if customer.refundAbuseFinding || customer.recentRefunds >= 2 {
+            preference = ("DECLINE", 2)
+            basis.append(
+                "refundPreference: \(customer.recentRefunds) other refund(s) in the 90 days before the request\(customer.refundAbuseFinding ? " and an active IAP-016 refund-abuse finding" : "")."
+            )
+        } else {
+            preference = (nil, 3)
+            basis.append("refundPreference: delivered and no refund pattern: no preference.")
+        }
+
+        let tenureDays = customer.profile?.firstSeen.map { max(at - $0, 0) / Self.day }
+        basis.append(
+            "accountTenure: from the first activity in the store (\(tenureDays.map { "\($0) days" } ?? "unknown")), not the account's creation date."
+        )
+        basis.append(
+            "lifetimeDollarsPurchased/Refunded: the customer's purchases and refunds in the store, in USD via the FX table."
+        )
+        basis.append("playTime and userStatus: unknown to iapguard (0 = undeclared); fill in from the app if known.")
+        basis.append(
+            "sampleContentProvided: false; set true if the app offered a free sample or trial before the purchase.")
+        basis.append(
+            "DRAFT: a person must review and approve this before it is sent to Apple. iapguard never sends it.")
+
+        draft.state = .draft
+        draft.appleRequest = ConsumptionDraft.AppleRequest(
+            customerConsented: true, consumptionPercentage: percentage, deliveryStatus: delivery.0,
+            refundPreference: preference.0, sampleContentProvided: false)
+        draft.appleRequestV1 = ConsumptionDraft.AppleRequestV1(
+            accountTenure: Self.tenureBucket(tenureDays), appAccountToken: t.appAccountToken ?? "",
+            consumptionStatus: consumptionStatus, customerConsented: true, deliveryStatus: delivery.1,
+            lifetimeDollarsPurchased: Self.dollarBucket(customer.lifetimePurchasedUSD),
+            lifetimeDollarsRefunded: Self.dollarBucket(customer.lifetimeRefundedUSD), platform: 1, playTime: 0,
+            refundPreference: preference.1, sampleContentProvided: false, userStatus: 0)
+        draft.basis = basis
+        return draft
+    }
+
+    /// Apple's `lifetimeDollarsPurchased` / `lifetimeDollarsRefunded` bucket for USD milliunits.
+    static func dollarBucket(_ usdMilli: Int64?) -> Int {
+        guard let usdMilli else { return 0 }
+        switch usdMilli {
+        case ..<1: return 1
+        case ..<50_000: return 2
+        case ..<100_000: return 3
+        case ..<500_000: return 4
+        case ..<1_000_000: return 5
+        case ..<2_000_000: return 6
+        default: return 7
+        }
+    }
+
+    /// Apple's `accountTenure` bucket for an age in days.
+    static func tenureBucket(_ days: Int64?) -> Int {
+        guard let days else { return 0 }
+        switch days {
+        case ..<3: return 1
+        case ..<10: return 2
+        case ..<30: return 3
+        case ..<90: return 4
+        case ..<180: return 5
+        case ..<365: return 6
+        default: return 7
+        }
+    }
+}

@@ -1,0 +1,107 @@
+/// The evidence of a lookup indexed for judging: rows by transaction, order and original id, plus the
+/// reference data (catalog units, testers, token owners) and the judging time.
+struct LookupContext {
+    let evidence: LookupEvidence
+    let now: Int64
+    /// Grace before a paid purchase counts as missing, ms.
+    let graceMillis: Int64
+    let catalogUnits: [String: Int64]
+    /// Bundle ids of the configured apps.
+    let apps: Set<String>
+    let testers: Set<String>
+    /// Lower-cased token → owners (users whose orders carry it).
+    let tokenOwners: [String: Set<String>]
+
+    let transactionsByID: [String: LookupEvidence.Transaction]
+    let sightingsByTransaction: [String: [LookupEvidence.Sighting]]
+    let ordersByTransaction: [String: [LookupEvidence.Order]]
+    let ordersByID: [String: LookupEvidence.Order]
+    let creditsByTransaction: [String: [LookupEvidence.Credit]]
+    let refundsByTransaction: [String: [LookupEvidence.RefundEvent]]
+    let familyByOriginal: [String: [LookupEvidence.Transaction]]
+
+    init(
+        evidence: LookupEvidence, now: Int64, graceMillis: Int64, catalogUnits: [String: Int64], apps: Set<String>,
+        testers: Set<String>, tokenOwners: [String: Set<String>]
+    ) {
+        self.evidence = evidence
+        self.now = now
+        self.graceMillis = graceMillis
+        self.catalogUnits = catalogUnits
+        self.apps = apps
+        self.testers = testers
+        self.tokenOwners = tokenOwners
+        transactionsByID = Dictionary(
+            evidence.transactions.map { ($0.transactionID, $0) }, uniquingKeysWith: { a, _ in a })
+        sightingsByTransaction = Dictionary(grouping: evidence.sightings, by: \.transactionID)
+        ordersByTransaction = Dictionary(grouping: evidence.orders.filter { $0.transactionID != nil }) {
+            $0.transactionID ?? ""
+        }
+        ordersByID = Dictionary(evidence.orders.map { ($0.orderID, $0) }, uniquingKeysWith: { a, _ in a })
+        // A credit counts for a transaction by its own transaction_id, or through its order's transaction.
+        var credits: [String: [LookupEvidence.Credit]] = [:]
+        let orderTransactions = Dictionary(
+            evidence.orders.compactMap { o in o.transactionID.map { (o.orderID, $0) } }, uniquingKeysWith: { a, _ in a }
+        )
+        for credit in evidence.credits {
+            if let tx = credit.transactionID ?? credit.orderID.flatMap({ orderTransactions[$0] }) {
+                credits[tx, default: []].append(credit)
+            }
+        }
+        creditsByTransaction = credits
+        refundsByTransaction = Dictionary(grouping: evidence.refunds.filter { $0.transactionID != nil }) {
+            $0.transactionID ?? ""
+        }
+        familyByOriginal = Dictionary(grouping: evidence.transactions.filter { $0.originalTransactionID != nil }) {
+            $0.originalTransactionID ?? ""
+        }
+    }
+
+    func credits(_ transactionID: String) -> [LookupEvidence.Credit] { creditsByTransaction[transactionID] ?? [] }
+    func orders(_ transactionID: String) -> [LookupEvidence.Order] { ordersByTransaction[transactionID] ?? [] }
+    func sightings(_ transactionID: String) -> [LookupEvidence.Sighting] { sightingsByTransaction[transactionID] ?? [] }
+
+    /// Units one purchase of `product` in `bundle` grants, times Apple's quantity.
+    func expectedUnits(_ t: LookupEvidence.Transaction) -> Int64? {
+        guard let bundle = t.bundleID, let product = t.productID, let units = catalogUnits[bundle + "|" + product]
+        else { return nil }
+        return units * max(t.quantity ?? 1, 1)
+    }
+
+    /// The account that paid for a transaction and how that is known.
+    func payer(of transactionID: String) -> (user: String, how: String)? {
+        if let order = orders(transactionID).first(where: { $0.userID != nil }), let user = order.userID {
+            return (user, "created order \(order.orderID)")
+        }
+        if let t = transactionsByID[transactionID], let token = t.appAccountToken?.lowercased(),
+            let owner = tokenOwners[token]?.sorted().first
+        {
+            return (owner, "owns the app account token")
+        }
+        if let sighting = sightings(transactionID).first(where: { $0.submittedByUserID != nil }),
+            let user = sighting.submittedByUserID
+        {
+            return (user, "submitted the receipt")
+        }
+        return nil
+    }
+
+    /// The first purchase of a transaction's family (same original id), when it is another transaction.
+    func originalPurchase(of t: LookupEvidence.Transaction) -> LookupEvidence.Transaction? {
+        guard let original = t.originalTransactionID, original != t.transactionID else { return nil }
+        if let first = transactionsByID[original] { return first }
+        return familyByOriginal[original]?.first { $0.inAppOwnershipType != "FAMILY_SHARED" && $0 != t }
+    }
+
+    /// The latest refund-related event at or before `now` that decides a refund's state (REFUND, REVOKE or
+    /// REFUND_REVERSED; a reversal wins a tie).
+    func decisiveRefund(_ transactionID: String) -> LookupEvidence.RefundEvent? {
+        let events = (refundsByTransaction[transactionID] ?? []).filter {
+            ["REFUND", "REVOKE", "REFUND_REVERSED"].contains($0.eventType) && ($0.eventDate ?? Int64.max) <= now
+        }
+        return events.max { a, b in
+            if a.eventDate != b.eventDate { return (a.eventDate ?? 0) < (b.eventDate ?? 0) }
+            return a.eventType != "REFUND_REVERSED" && b.eventType == "REFUND_REVERSED"
+        }
+    }
+}

@@ -1,0 +1,23 @@
+/// A finding (row of the `findings` view) that mentions one of the looked-up entities.
+public struct LookupFinding: Sendable, Hashable, Codable {
+    public var findingID: String
+    public var ruleID: String
+    public var ruleTitle: String
+    public var level: String
+    public var status: String
+    public var outcome: String
+    public var summary: String
+    public var transactionID: String?
+    public var orderID: String?
+    public var userID: String?
+    /// Money at risk in the reference currency, milliunits.
+    public var amountRef: Int64?
+    public var firstRunID: Int64
+    public var lastSeenRunID: Int64
+
+    /// Whether the finding is an active hit (new or recurring, not suppressed or resolved).
+    public var isActive: Bool { outcome == "hit" && (status == "new" || status == "recurring") }
+
+    /// Sort rank of `level` (critical first).
+    var levelRank: Int { Finding.Level(rawValue: level)?.rank ?? -1 }
+}

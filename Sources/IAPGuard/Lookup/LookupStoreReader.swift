@@ -1,0 +1,273 @@
+/// Read-only access to the store's documented views for a lookup. Every id reaches SQL as a bound parameter.
+struct LookupStoreReader {
+    let store: any PurchaseStore
+
+    /// One result row by column name.
+    struct Row {
+        let values: [String: SQLValue]
+        func text(_ name: String) -> String? { values[name]?.textValue }
+        func int(_ name: String) -> Int64? { values[name]?.integerValue }
+        func double(_ name: String) -> Double? { values[name]?.doubleValue }
+    }
+
+    func rows(_ sql: String, _ parameters: [String: SQLValue] = [:]) throws -> [Row] {
+        var out: [Row] = []
+        try store.query(sql, parameters: parameters) { columns, values in
+            var map: [String: SQLValue] = [:]
+            for (index, column) in columns.enumerated() where index < values.count { map[column] = values[index] }
+            out.append(Row(values: map))
+        }
+        return out
+    }
+
+    /// `(:p0, :p1, …)` for `values`, adding the bound values to `parameters`; `(NULL)` for an empty list
+    /// (which matches nothing).
+    static func inList(_ values: [String], prefix: String, into parameters: inout [String: SQLValue]) -> String {
+        guard !values.isEmpty else { return "(NULL)" }
+        var names: [String] = []
+        for (index, value) in values.enumerated() {
+            let name = "\(prefix)\(index)"
+            parameters[name] = .text(value)
+            names.append(":" + name)
+        }
+        return "(" + names.joined(separator: ", ") + ")"
+    }
+
+    // MARK: Evidence
+
+    func transactions(_ ids: [String]) throws -> [LookupEvidence.Transaction] {
+        var p: [String: SQLValue] = [:]
+        let list = Self.inList(ids, prefix: "t", into: &p)
+        return try rows(
+            """
+            SELECT t.transaction_id, t.original_transaction_id, t.bundle_id, t.product_id,
+                   COALESCE(k.type, t.type) AS product_type, t.quantity, t.purchase_date, t.expires_date,
+                   t.environment, t.storefront, t.currency, t.price, t.app_account_token, t.in_app_ownership_type,
+                   t.transaction_reason, t.revocation_date, t.revocation_reason, t.revocation_type,
+                   t.revocation_percentage, t.verification, t.sighting_count, t.conflict_count
+            FROM transactions t
+            LEFT JOIN catalog k ON k.bundle_id = t.bundle_id AND k.product_id = t.product_id
+            WHERE t.transaction_id IN \(list)
+            ORDER BY t.purchase_date, t.transaction_id
+            """, p
+        ).map { r in
+            LookupEvidence.Transaction(
+                transactionID: r.text("transaction_id") ?? "", originalTransactionID: r.text("original_transaction_id"),
+                bundleID: r.text("bundle_id"), productID: r.text("product_id"), productType: r.text("product_type"),
+                quantity: r.int("quantity"), purchaseDate: r.int("purchase_date"), expiresDate: r.int("expires_date"),
+                environment: r.text("environment"), storefront: r.text("storefront"), currency: r.text("currency"),
+                price: r.int("price"), appAccountToken: r.text("app_account_token"),
+                inAppOwnershipType: r.text("in_app_ownership_type"), transactionReason: r.text("transaction_reason"),
+                revocationDate: r.int("revocation_date"), revocationReason: r.int("revocation_reason"),
+                revocationType: r.text("revocation_type"), revocationPercentage: r.int("revocation_percentage"),
+                verification: r.text("verification") ?? "unverified", sightingCount: r.int("sighting_count") ?? 0,
+                conflictCount: r.int("conflict_count") ?? 0)
+        }
+    }
+
+    func sightings(_ transactionIDs: [String]) throws -> [LookupEvidence.Sighting] {
+        var p: [String: SQLValue] = [:]
+        let list = Self.inList(transactionIDs, prefix: "t", into: &p)
+        return try rows(
+            """
+            SELECT sighting_id, transaction_id, original_transaction_id, product_id, bundle_id, environment,
+                   source_kind, source_name, source_ref, receipt_status, submitted_by_user_id, submitted_order_id,
+                   received_at, verification, verification_reason, verification_detail, anomalies
+            FROM sightings WHERE transaction_id IN \(list)
+            ORDER BY received_at, source_name, source_ref, sighting_id
+            """, p
+        ).map { r in
+            LookupEvidence.Sighting(
+                sightingID: r.text("sighting_id") ?? "", transactionID: r.text("transaction_id") ?? "",
+                originalTransactionID: r.text("original_transaction_id"), productID: r.text("product_id"),
+                bundleID: r.text("bundle_id"), environment: r.text("environment"),
+                sourceKind: r.text("source_kind") ?? "", sourceName: r.text("source_name") ?? "",
+                sourceRef: r.text("source_ref") ?? "", receiptStatus: r.int("receipt_status"),
+                submittedByUserID: r.text("submitted_by_user_id"), submittedOrderID: r.text("submitted_order_id"),
+                receivedAt: r.int("received_at"), verification: r.text("verification") ?? "unverified",
+                verificationReason: r.text("verification_reason"), verificationDetail: r.text("verification_detail"),
+                anomalies: r.text("anomalies").flatMap { $0.isEmpty ? nil : $0 })
+        }
+    }
+
+    func orders(orderIDs: [String], transactionIDs: [String]) throws -> [LookupEvidence.Order] {
+        var p: [String: SQLValue] = [:]
+        let orders = Self.inList(orderIDs, prefix: "o", into: &p)
+        let transactions = Self.inList(transactionIDs, prefix: "t", into: &p)
+        return try rows(
+            """
+            SELECT order_id, user_id, bundle_id, product_id, quantity, price, currency, storefront, user_country,
+                   created_at, status, transaction_id, app_account_token, application_username, source_name, source_ref
+            FROM orders WHERE order_id IN \(orders) OR transaction_id IN \(transactions)
+            ORDER BY created_at, order_id
+            """, p
+        ).map { r in
+            LookupEvidence.Order(
+                orderID: r.text("order_id") ?? "", userID: r.text("user_id"), bundleID: r.text("bundle_id"),
+                productID: r.text("product_id"), quantity: r.int("quantity"), price: r.int("price"),
+                currency: r.text("currency"), storefront: r.text("storefront"), userCountry: r.text("user_country"),
+                createdAt: r.int("created_at"), status: r.text("status"), transactionID: r.text("transaction_id"),
+                appAccountToken: r.text("app_account_token"), applicationUsername: r.text("application_username"),
+                sourceRef: Self.ref(r))
+        }
+    }
+
+    func credits(transactionIDs: [String], orderIDs: [String]) throws -> [LookupEvidence.Credit] {
+        var p: [String: SQLValue] = [:]
+        let transactions = Self.inList(transactionIDs, prefix: "t", into: &p)
+        let orders = Self.inList(orderIDs, prefix: "o", into: &p)
+        return try rows(
+            """
+            SELECT credit_id, transaction_id, order_id, user_id, product_id, units, credited_at, reversed_at,
+                   reversal_reason, source_name, source_ref
+            FROM credits WHERE transaction_id IN \(transactions) OR order_id IN \(orders)
+            ORDER BY credited_at, credit_id
+            """, p
+        ).map { r in
+            LookupEvidence.Credit(
+                creditID: r.text("credit_id") ?? "", transactionID: r.text("transaction_id"),
+                orderID: r.text("order_id"), userID: r.text("user_id"), productID: r.text("product_id"),
+                units: r.int("units"), creditedAt: r.int("credited_at"), reversedAt: r.int("reversed_at"),
+                reversalReason: r.text("reversal_reason"), sourceRef: Self.ref(r))
+        }
+    }
+
+    func notifications(transactionIDs: [String]) throws -> [LookupEvidence.Notification] {
+        var p: [String: SQLValue] = [:]
+        let list = Self.inList(transactionIDs, prefix: "t", into: &p)
+        return try rows(
+            """
+            SELECT notification_uuid, notification_type, subtype, signed_date, environment, transaction_id,
+                   original_transaction_id, product_id, revocation_date, revocation_percentage,
+                   consumption_request_reason, verification, verification_reason, source_name, source_ref
+            FROM notifications WHERE transaction_id IN \(list)
+            ORDER BY signed_date, notification_uuid
+            """, p
+        ).map { r in
+            LookupEvidence.Notification(
+                notificationUUID: r.text("notification_uuid") ?? "", notificationType: r.text("notification_type"),
+                subtype: r.text("subtype"), signedDate: r.int("signed_date"), environment: r.text("environment"),
+                transactionID: r.text("transaction_id"), originalTransactionID: r.text("original_transaction_id"),
+                productID: r.text("product_id"), revocationDate: r.int("revocation_date"),
+                revocationPercentage: r.int("revocation_percentage"),
+                consumptionRequestReason: r.text("consumption_request_reason"),
+                verification: r.text("verification") ?? "unverified", verificationReason: r.text("verification_reason"),
+                sourceRef: Self.ref(r))
+        }
+    }
+
+    func refunds(transactionIDs: [String]) throws -> [LookupEvidence.RefundEvent] {
+        var p: [String: SQLValue] = [:]
+        let list = Self.inList(transactionIDs, prefix: "t", into: &p)
+        return try rows(
+            """
+            SELECT event_id, transaction_id, event_type, event_date, revocation_reason, revocation_percentage, origin
+            FROM refunds WHERE transaction_id IN \(list)
+            ORDER BY event_date, event_id
+            """, p
+        ).map { r in
+            LookupEvidence.RefundEvent(
+                eventID: r.text("event_id") ?? "", transactionID: r.text("transaction_id"),
+                eventType: r.text("event_type") ?? "", eventDate: r.int("event_date"),
+                revocationReason: r.int("revocation_reason"), revocationPercentage: r.int("revocation_percentage"),
+                origin: r.text("origin") ?? "")
+        }
+    }
+
+    /// Findings naming any of the transactions, originals or orders, plus user-level findings (no transaction)
+    /// about any of `userIDs`, plus every finding about `allFindingsUserIDs`. Active first, then by level.
+    func findings(
+        transactionIDs: [String], originalIDs: [String], orderIDs: [String], userIDs: [String],
+        allFindingsUserIDs: [String]
+    ) throws -> [LookupFinding] {
+        guard try hasView("findings") else { return [] }
+        var p: [String: SQLValue] = [:]
+        let transactions = Self.inList(transactionIDs, prefix: "t", into: &p)
+        let originals = Self.inList(originalIDs, prefix: "g", into: &p)
+        let orders = Self.inList(orderIDs, prefix: "o", into: &p)
+        let users = Self.inList(userIDs, prefix: "u", into: &p)
+        let allUsers = Self.inList(allFindingsUserIDs, prefix: "a", into: &p)
+        let found = try rows(
+            """
+            SELECT finding_id, rule_id, rule_title, level, status, outcome, summary, transaction_id, order_id,
+                   user_id, amount_ref, first_run_id, last_seen_run_id
+            FROM findings
+            WHERE transaction_id IN \(transactions) OR original_transaction_id IN \(originals)
+               OR order_id IN \(orders) OR (transaction_id IS NULL AND user_id IN \(users))
+               OR user_id IN \(allUsers)
+            ORDER BY rule_id, finding_id
+            """, p
+        ).map { r in
+            LookupFinding(
+                findingID: r.text("finding_id") ?? "", ruleID: r.text("rule_id") ?? "",
+                ruleTitle: r.text("rule_title") ?? "", level: r.text("level") ?? "", status: r.text("status") ?? "",
+                outcome: r.text("outcome") ?? "", summary: r.text("summary") ?? "",
+                transactionID: r.text("transaction_id"), orderID: r.text("order_id"), userID: r.text("user_id"),
+                amountRef: r.int("amount_ref"), firstRunID: r.int("first_run_id") ?? 0,
+                lastSeenRunID: r.int("last_seen_run_id") ?? 0)
+        }
+        return found.sorted {
+            if $0.isActive != $1.isActive { return $0.isActive }
+            if $0.levelRank != $1.levelRank { return $0.levelRank > $1.levelRank }
+            return ($0.ruleID, $0.findingID) < ($1.ruleID, $1.findingID)
+        }
+    }
+
+    /// Lower-cased token → the users whose orders carry it.
+    func tokenOwners(_ tokens: [String]) throws -> [String: Set<String>] {
+        var p: [String: SQLValue] = [:]
+        let list = Self.inList(tokens.map { $0.lowercased() }, prefix: "k", into: &p)
+        var owners: [String: Set<String>] = [:]
+        for r in try rows(
+            """
+            SELECT LOWER(app_account_token) AS token, user_id FROM orders
+            WHERE LOWER(app_account_token) IN \(list) AND user_id IS NOT NULL
+            """, p)
+        {
+            if let token = r.text("token"), let user = r.text("user_id") { owners[token, default: []].insert(user) }
+        }
+        return owners
+    }
+
+    /// `bundle|product` → units per purchase, from the catalog.
+    func catalogUnits() throws -> [String: Int64] {
+        var units: [String: Int64] = [:]
+        for r in try rows("SELECT bundle_id, product_id, units FROM catalog") {
+            if let bundle = r.text("bundle_id"), let product = r.text("product_id"), let u = r.int("units") {
+                units[bundle + "|" + product] = u
+            }
+        }
+        return units
+    }
+
+    func apps() throws -> Set<String> {
+        Set(try rows("SELECT bundle_id FROM apps").compactMap { $0.text("bundle_id") })
+    }
+
+    func testers() throws -> Set<String> {
+        Set(try rows("SELECT user_id FROM testers").compactMap { $0.text("user_id") })
+    }
+
+    func lastRun() throws -> LookupResult.RunInfo? {
+        guard
+            let r = try rows(
+                "SELECT run_id, started_at, finished_at, status, window_until FROM runs ORDER BY run_id DESC LIMIT 1"
+            ).first, let id = r.int("run_id")
+        else { return nil }
+        return LookupResult.RunInfo(
+            runID: id, startedAt: r.int("started_at") ?? 0, finishedAt: r.int("finished_at"),
+            status: r.text("status") ?? "", windowUntil: r.int("window_until"))
+    }
+
+    /// Whether a view (or table) exists: a store from before the findings migration has no `findings`.
+    func hasView(_ name: String) throws -> Bool {
+        !(try rows(
+            "SELECT name FROM sqlite_master WHERE type IN ('view', 'table') AND name = :name", ["name": .text(name)]
+        )
+        .isEmpty)
+    }
+
+    private static func ref(_ r: Row) -> String {
+        [r.text("source_name"), r.text("source_ref")].compactMap { $0 }.joined(separator: " ")
+    }
+}

@@ -1,0 +1,66 @@
+/// Builds a ``LookupUserProfile`` from a lookup's evidence (which must hold the user's whole scope).
+struct UserProfileBuilder {
+    let context: LookupContext
+    let fx: FXTable
+    let referenceCurrency: String
+
+    /// The transactions tied to `userID`: through an order, a submission, a credit or an owned token.
+    func transactionIDs(of userID: String) -> Set<String> {
+        let evidence = context.evidence
+        var ids = Set<String>()
+        for o in evidence.orders where o.userID == userID { if let t = o.transactionID { ids.insert(t) } }
+        for s in evidence.sightings where s.submittedByUserID == userID { ids.insert(s.transactionID) }
+        for (tx, credits) in context.creditsByTransaction where credits.contains(where: { $0.userID == userID }) {
+            ids.insert(tx)
+        }
+        for t in evidence.transactions {
+            if let token = t.appAccountToken?.lowercased(), context.tokenOwners[token]?.contains(userID) == true {
+                ids.insert(t.transactionID)
+            }
+        }
+        return ids
+    }
+
+    func profile(for userID: String) -> LookupUserProfile {
+        let evidence = context.evidence
+        let ids = transactionIDs(of: userID)
+        let transactions = evidence.transactions.filter { ids.contains($0.transactionID) }
+        let purchases = transactions.filter {
+            $0.environment == "Production" && ["verified", "not-signed"].contains($0.verification)
+                && $0.inAppOwnershipType != "FAMILY_SHARED"
+        }
+        var spend: Int64 = 0
+        var unconverted = 0
+        var refunds = 0
+        var refunded: Int64 = 0
+        for t in purchases {
+            let converted = t.price.flatMap { price in
+                t.currency.flatMap {
+                    fx.convert(price, from: $0, to: referenceCurrency, at: t.purchaseDate ?? context.now)
+                }
+            }
+            if let converted { spend += converted } else { unconverted += 1 }
+            if let refund = context.decisiveRefund(t.transactionID), refund.eventType != "REFUND_REVERSED" {
+                refunds += 1
+                let share = refund.revocationPercentage ?? t.revocationPercentage ?? 100_000
+                if let converted { refunded += converted * share / 100_000 }
+            }
+        }
+        let orders = evidence.orders.filter { $0.userID == userID }
+        let credits = evidence.credits.filter { $0.userID == userID }
+        let storefronts = Set(transactions.compactMap(\.storefront) + orders.compactMap(\.storefront))
+        let countries = Set(orders.compactMap(\.userCountry))
+        let times =
+            orders.compactMap(\.createdAt) + credits.compactMap(\.creditedAt)
+            + evidence.sightings.filter { $0.submittedByUserID == userID }.compactMap(\.receivedAt)
+            + purchases.compactMap(\.purchaseDate)
+        return LookupUserProfile(
+            userID: userID, purchaseCount: purchases.count, spendRef: spend, referenceCurrency: referenceCurrency,
+            unconvertedPurchases: unconverted, refundCount: refunds, refundedRef: refunded,
+            sandboxPurchases: transactions.filter { ($0.environment ?? "Production") != "Production" }.count,
+            storefronts: storefronts.sorted(), countries: countries.sorted(),
+            standingCredits: credits.filter { $0.stands(at: context.now) }.count,
+            reversedCredits: credits.filter { !$0.stands(at: context.now) }.count, orders: orders.count,
+            tester: context.testers.contains(userID), firstSeen: times.min(), lastSeen: times.max())
+    }
+}

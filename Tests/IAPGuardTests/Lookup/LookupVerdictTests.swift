@@ -1,0 +1,163 @@
+import Foundation
+import Testing
+
+@testable import IAPGuard
+
+@Suite("Lookup verdicts")
+struct LookupVerdictTests {
+    nonisolated(unsafe) static let world: Result<LookupTestWorld, any Error> = Result { try LookupTestWorld.standard() }
+
+    func world() throws -> LookupTestWorld { try Self.world.get() }
+
+    func verdict(_ id: String, kind: IDKind = .transaction) throws -> ClaimVerdict {
+        let result = try world().lookup(id, kind: kind)
+        #expect(result.found)
+        return try #require(result.verdicts.first { $0.transactionID == id })
+    }
+
+    @Test func paidAndCreditedNamesTheAccountAndTime() throws {
+        let v = try verdict("1000000000000001")
+        #expect(v.code == .paidAndCredited)
+        #expect(v.paidBy == "u-ok" && v.creditedTo == ["u-ok"])
+        #expect(v.lookAlike == nil && v.action == nil)
+        #expect(v.headline.contains("credited to u-ok on 2026-02-19"))
+    }
+
+    @Test func paidButNeverCreditedSaysWhatToGrant() throws {
+        let v = try verdict("1000000000000002")
+        #expect(v.code == .missingCredit)
+        #expect(v.action == "Grant 100 units of com.example.coins.pack100 to u-miss for transaction 1000000000000002.")
+    }
+
+    @Test func recentUncreditedPurchaseIsPendingWithinGrace() throws {
+        #expect(try verdict("1000000000000003").code == .pendingCredit)
+    }
+
+    @Test func creditToAnotherAccountIsMisCreditWithBothAccounts() throws {
+        let v = try verdict("1000000000000004")
+        #expect(v.code == .misCredit)
+        #expect(v.paidBy == "u-payer" && v.creditedTo == ["u-other"])
+        #expect(v.action?.contains("reverse credit c-mis of u-other") == true)
+    }
+
+    @Test func oneTransactionCreditedTwiceIsReplayedNotChargedTwice() throws {
+        let result = try world().lookup("1000000000000005")
+        let v = try #require(result.verdicts.first)
+        #expect(v.code == .replayed)
+        #expect(v.headline.hasPrefix("Replayed, not charged twice"))
+        #expect(v.orderIDs == ["o-rep1", "o-rep2"])
+        #expect(!result.verdicts.contains { $0.code == .chargedTwice })
+        #expect(result.findings.contains { $0.ruleID == "IAP-001" && $0.isActive })
+    }
+
+    @Test func twoRealPurchasesMinutesApartAreChargedTwice() throws {
+        let result = try world().lookup("1000000000000007")
+        #expect(result.verdicts.first?.code == .paidAndCredited)
+        let twice = try #require(result.verdicts.first { $0.code == .chargedTwice })
+        #expect(twice.transactionID == "1000000000000006" && twice.relatedTransactionIDs == ["1000000000000007"])
+        #expect(twice.paidBy == "u-twice")
+        #expect(twice.headline.contains("5 min apart"))
+    }
+
+    @Test func refundWithCreditReversedIsClawedBack() throws {
+        let v = try verdict("1000000000000008")
+        #expect(v.code == .refundedClawedBack)
+        #expect(v.details.contains { $0.contains("c-ref") && $0.contains("refund") })
+    }
+
+    @Test func refundWithStandingCreditIsStillCreditedWithAction() throws {
+        let result = try world().lookup("1000000000000009")
+        let v = try #require(result.verdicts.first)
+        #expect(v.code == .refundedStillCredited)
+        #expect(v.action == "Claw back 100 units from u-keep.")
+        #expect(result.findings.contains { $0.ruleID == "IAP-015" })
+    }
+
+    @Test func sandboxPurchaseIsNoMoneyAndFlagsNonTesters() throws {
+        let outsider = try verdict("1000000000000010")
+        #expect(outsider.code == .sandbox)
+        #expect(outsider.action?.contains("u-sand") == true)
+        let tester = try verdict("1000000000000011")
+        #expect(tester.code == .sandbox && tester.lookAlike == "tester-sandbox" && tester.action == nil)
+    }
+
+    @Test func forgeryMarkersAndFailedCopiesAreForged() throws {
+        let marker = try verdict("com.urus.iap.fake1")
+        #expect(marker.code == .forged)
+        #expect(marker.headline.contains("urus-marker"))
+        let failed = try verdict("1000000000000012")
+        #expect(failed.code == .forged)
+        #expect(failed.details.contains { $0.contains("chain-untrusted") })
+        #expect(failed.action?.contains("u-forge2") == true)
+    }
+
+    @Test func creditWithoutAppleConfirmationIsUnverifiable() throws {
+        let v = try verdict("1000000000000013")
+        #expect(v.code == .unverifiable)
+        #expect(v.creditedTo == ["u-unconf"])
+    }
+
+    @Test func orderWithoutTransactionIsNotPaid() throws {
+        let result = try world().lookup("o-nopay")
+        #expect(result.query.matches.map(\.kind) == [.order])
+        #expect(result.verdicts.map(\.code) == [.orderNotPaid])
+    }
+
+    @Test func familySharedCopyIsNotAMisCredit() throws {
+        let v = try verdict("1000000000000021")
+        #expect(v.code == .paidAndCredited)
+        #expect(v.lookAlike == "family-sharing")
+        #expect(v.details.contains { $0.contains("bought by u-org") })
+    }
+
+    @Test func subscriptionRenewalIsNotAChargeTwice() throws {
+        let result = try world().lookup("1000000000000031")
+        #expect(result.verdicts.map(\.code) == [.paidAndCredited])
+        #expect(result.verdicts.first?.lookAlike == "subscription-renewal")
+        #expect(result.verdicts.first?.paidBy == "u-sub")
+    }
+
+    @Test func restoreOnANewDeviceBySameUserIsBenign() throws {
+        let result = try world().lookup("1000000000000041")
+        #expect(result.verdicts.map(\.code) == [.paidAndCredited])
+        #expect(result.verdicts.first?.lookAlike == "restore")
+    }
+
+    @Test func restoreOntoAnotherAccountIsMisCredit() throws {
+        let v = try verdict("1000000000000051")
+        #expect(v.code == .misCredit)
+        #expect(v.paidBy == "u-a" && v.creditedTo == ["u-b"])
+    }
+
+    @Test func originalIdFindsTheWholeFamily() throws {
+        let result = try world().lookup("1000000000000030", kind: .original)
+        #expect(Set(result.verdicts.compactMap(\.transactionID)) == ["1000000000000030", "1000000000000031"])
+        #expect(result.verdicts.allSatisfy { $0.code == .paidAndCredited })
+    }
+
+    @Test func ambiguousNumberSaysWhichKindsMatched() throws {
+        let result = try world().lookup("1000000000000020")
+        #expect(result.query.kindsTried == IDKind.priority)
+        #expect(result.query.matches.map(\.kind) == [.transaction, .original])
+    }
+
+    @Test func tokenLookupIsCaseInsensitive() throws {
+        let result = try world().lookup("bbbbbbbb-0000-4000-8000-000000000002")
+        #expect(result.query.matches.map(\.kind) == [.token])
+        #expect(result.verdicts.count == 2)
+    }
+
+    @Test func userLookupHasProfileSpendAndRefunds() throws {
+        let result = try world().lookup("u-cons", kind: .user)
+        let profile = try #require(result.users.first)
+        #expect(profile.purchaseCount == 3)
+        #expect(profile.refundCount == 2)
+        // 3 × 39.99 TRY at 40 TRY per EUR and 1 USD per EUR.
+        #expect(profile.spendRef == 3000)
+        #expect(profile.storefronts == ["TUR"])
+        #expect(
+            result.verdicts.map(\.code).sorted { $0.rawValue < $1.rawValue } == [
+                .paidAndCredited, .refundedClawedBack, .refundedClawedBack,
+            ])
+    }
+}
