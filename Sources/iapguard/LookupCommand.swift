@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import IAPGuard
+import Logging
 
 /// `iapguard lookup ID`: answers a support question from the store, read-only, and logs the lookup.
 struct LookupCommand: ParsableCommand {
@@ -91,13 +92,24 @@ struct LookupCommand: ParsableCommand {
                 .storeUnavailable)
         }
 
+        // Apple order ids go to the App Store Server API when the config has an `app_store_api` source.
+        var orderLookup: AppStoreOrderLookupAdapter?
+        if let loaded, !loaded.appStoreAPI.isEmpty {
+            do {
+                orderLookup = AppStoreOrderLookupAdapter(
+                    config: loaded, verifier: try JWSVerifier.make(for: loaded),
+                    logger: Logger(label: "iapguard.lookup"))
+            } catch {
+                fail("\(error)", LookupExitCode.badConfig)
+            }
+        }
+
         let result: LookupResult
         do {
             let opened = try SQLiteStore(path: storePath.path, readOnly: true)
             let graceHours = loaded?.ruleParams["IAP-014"]?["grace_hours"]?.integerValue ?? 24
-            // The App Store Server API client (Sources/IAPGuard/Network) plugs in here as `appleOrderLookup`.
             let service = LookupService(
-                store: opened, referenceCurrency: loaded?.referenceCurrency ?? "USD", appleOrderLookup: nil,
+                store: opened, referenceCurrency: loaded?.referenceCurrency ?? "USD", appleOrderLookup: orderLookup,
                 graceHours: graceHours, now: judgeAt)
             result = try service.lookup(query)
         } catch {

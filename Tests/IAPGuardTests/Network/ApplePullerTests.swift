@@ -366,6 +366,30 @@ extension ApplePullerTests {
         #expect(try lookup.verifiedTransactionIDs(forOrderID: "UNKNOWN1").status == 1)
         #expect(world.fake.servedPaths.allSatisfy { $0.hasPrefix("/Production/") })
     }
+
+    @Test func supportLookupByAppleOrderIDAsksAppleThenAnswersFromTheStore() throws {
+        let world = try NetworkTestWorld()
+        world.fake.addOrder("MK5TTTVWJH", signed: [try world.signedTransaction("6000000000000001")])
+        let config = try world.config(environments: "[Production]")
+        let store = try world.openStore(config)
+        try world.credit(store, ["6000000000000001"], runID: 0)
+        let adapter = try #require(
+            AppStoreOrderLookupAdapter(config: config, verifier: try world.verifier(config), logger: world.logger))
+        let service = LookupService(store: store, appleOrderLookup: adapter, now: NetworkTestWorld.t0 + 86_400_000)
+        let result = try service.lookup(LookupQuery(id: "MK5TTTVWJH", kind: .appleOrder))
+        #expect(result.query.matches.map(\.kind) == [.appleOrder])
+        #expect(result.found)
+        #expect(world.fake.servedPaths.contains { $0.hasSuffix("inApps/v1/lookup/MK5TTTVWJH") })
+        let unknown = try service.lookup(LookupQuery(id: "NOSUCHORDER", kind: .appleOrder))
+        #expect(!unknown.found)
+    }
+
+    @Test func noAppleOrderLookupWithoutAnAppStoreAPISource() throws {
+        let world = try NetworkTestWorld()
+        var config = try world.config(environments: "[Production]")
+        config.appStoreAPI = []
+        #expect(AppStoreOrderLookupAdapter(config: config, verifier: UncheckedVerifier(), logger: world.logger) == nil)
+    }
 }
 
 /// A store whose `write` throws on the n-th call (a crash between pages).
