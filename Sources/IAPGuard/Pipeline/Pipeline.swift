@@ -203,8 +203,8 @@ public struct Pipeline {
         let ingestor = SourceIngestor(
             source: source, verifier: verifier, configHash: config.hash, batchSize: options.batchSize)
         progress.begin("ingest \(source.name)", unit: "records")
-        defer { progress.end() }
         do {
+            defer { progress.end() }
             let skipped = try ingestor.ingest(
                 store: store, runID: runID,
                 sink: { batch in
