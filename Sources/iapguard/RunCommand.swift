@@ -26,8 +26,52 @@ struct RunCommand: ParsableCommand {
     )
     var failOn: String = "high"
 
-    @Option(name: .long, help: "The rules' now (RFC 3339); grace periods end before it. Default: the wall clock.")
+    @Option(
+        name: .long,
+        help:
+            "Start of the window (RFC 3339, inclusive). Default: the end of the last successful run's window minus lookback_hours."
+    )
+    var since: String?
+
+    @Option(
+        name: .long,
+        help: "End of the window (RFC 3339, exclusive) and the rules' now; grace periods end before it. Default: now.")
     var until: String?
+
+    @Flag(name: .long, help: "Run everything against a temporary copy of the store; write no report, metrics or ping.")
+    var dryRun = false
+
+    @Flag(name: .long, help: "Re-read every input file and re-evaluate all history (after a rule or config change).")
+    var fullRebuild = false
+
+    @Option(name: .long, help: "Write Prometheus metrics here (node_exporter textfile collector format), atomically.")
+    var metricsFile: String?
+
+    @Option(
+        name: .long, help: "Ping this URL on start (/start), success and failure (/fail); a failed ping is only logged."
+    )
+    var healthcheckURL: String?
+
+    @Option(name: .long, help: "Records per ingest transaction.")
+    var batchSize: Int = 2000
+
+    func validate() throws {
+        guard batchSize > 0 else { throw ValidationError("--batch-size must be at least 1") }
+        if let since, TimeParser.epochMillis(since) == nil {
+            throw ValidationError("--since: expected an RFC 3339 time such as 2025-03-01T00:00:00Z")
+        }
+        if let until, TimeParser.epochMillis(until) == nil {
+            throw ValidationError("--until: expected an RFC 3339 time such as 2025-03-01T00:00:00Z")
+        }
+        if let healthcheckURL {
+            guard let url = URL(string: healthcheckURL), url.scheme == "http" || url.scheme == "https" else {
+                throw ValidationError("--healthcheck-url: expected an http(s) URL")
+            }
+        }
+        guard RunExitCode.parseFailOn(failOn) != nil else {
+            throw ValidationError("--fail-on: expected informational, low, medium, high, critical or none")
+        }
+    }
 
     func run() throws {
         LogSetup.bootstrap(format: logFormat, level: verbose ? .debug : .info)
@@ -38,46 +82,114 @@ struct RunCommand: ParsableCommand {
         } catch let error as ConfigError {
             logger.error("bad config", metadata: ["error": "\(error)"])
             FileHandle.standardError.write(Data("iapguard: \(error)\n".utf8))
+            if let metricsFile, !dryRun {
+                Self.writeMetrics(URL(fileURLWithPath: metricsFile), summary: nil, code: ExitCodes.badConfig, logger)
+            }
             throw ExitCode(ExitCodes.badConfig)
         }
-        guard let failLevel = RunExitCode.parseFailOn(failOn) else {
-            throw ValidationError("--fail-on: expected informational, low, medium, high, critical or none")
-        }
-        var options = Pipeline.Options(failOn: failLevel)
-        if let until {
-            guard let ms = TimeParser.epochMillis(until) else {
-                throw ValidationError("--until: expected an RFC 3339 time")
-            }
-            options.until = ms
-        }
-        try Self.execute(config: loaded, options: options, logger: logger)
+        var options = Pipeline.Options(
+            failOn: RunExitCode.parseFailOn(failOn) ?? .high, dryRun: dryRun, fullRebuild: fullRebuild,
+            batchSize: batchSize)
+        options.since = since.flatMap(TimeParser.epochMillis)
+        options.until = until.flatMap(TimeParser.epochMillis)
+        try Self.execute(
+            config: loaded, options: options, logger: logger,
+            metricsFile: metricsFile.map { URL(fileURLWithPath: $0) },
+            healthcheck: healthcheckURL.flatMap(URL.init(string:)).map { HealthcheckPinger(url: $0) })
     }
 
-    /// Runs the pipeline and maps its outcome onto the documented exit codes.
-    static func execute(config: Config, options: Pipeline.Options, logger: Logger) throws {
+    /// Runs the pipeline, maps its outcome onto the documented exit codes, writes the metrics file and pings
+    /// the healthcheck (neither for a dry run nor when another run holds the lock).
+    static func execute(
+        config: Config, options: Pipeline.Options, logger: Logger, metricsFile: URL? = nil,
+        healthcheck: HealthcheckPinger? = nil
+    ) throws {
+        let pings = options.dryRun ? nil : healthcheck
         let verifier: any AppleRecordVerifier
         do {
             verifier = try Verification.makeVerifier(for: config)
         } catch {
             FileHandle.standardError.write(Data("iapguard: \(error)\n".utf8))
+            if let metricsFile, !options.dryRun {
+                writeMetrics(metricsFile, summary: nil, code: ExitCodes.badConfig, logger)
+            }
             throw ExitCode(ExitCodes.badConfig)
         }
-        let summary: RunSummary
+        var pipeline = Pipeline(config: config, verifier: verifier, logger: logger, progress: ProgressMeter())
+        pipeline.onStarted = { _ in ping(pings, .start, body: "", logger) }
+        var summary: RunSummary?
+        let code: Int32
         do {
-            summary = try Pipeline(config: config, verifier: verifier, logger: logger).run(
-                options, shouldStop: SignalFlag.shared.isSet)
+            let finished = try pipeline.run(options, shouldStop: SignalFlag.shared.isSet)
+            summary = finished
+            code = exitCode(for: finished)
         } catch let error as RunLock.Held {
+            logger.warning(
+                "another run holds the lock", metadata: ["lock": "\(error.path)", "holder": "\(error.holder)"])
             FileHandle.standardError.write(Data("iapguard: \(error)\n".utf8))
             throw ExitCode(ExitCodes.locked)
-        } catch let error as ConfigError {
+        } catch {
+            code = exitCode(for: error)
+            logger.error("run failed", metadata: ["error": "\(error)", "exit_code": "\(code)"])
             FileHandle.standardError.write(Data("iapguard: \(error)\n".utf8))
-            throw ExitCode(ExitCodes.badConfig)
-        } catch let error as SourceError {
-            FileHandle.standardError.write(Data("iapguard: \(error)\n".utf8))
-            throw ExitCode(ExitCodes.badInput)
         }
-        print(summary.text())
-        if !summary.errors.isEmpty { throw ExitCode(ExitCodes.sourceUnreachable) }
-        if summary.findingsAtOrAboveFailOn { throw ExitCode(ExitCodes.findings) }
+        if let metricsFile, !options.dryRun { writeMetrics(metricsFile, summary: summary, code: code, logger) }
+        let line = summary?.oneLine(exitCode: code) ?? "iapguard: run failed · exit \(code)"
+        ping(pings, code == ExitCodes.ok || code == ExitCodes.findings ? .success : .failure, body: line, logger)
+        if let summary {
+            print(summary.text())
+            if summary.stopped {
+                logger.warning("stopped early on a signal; committed work is kept and the next run continues")
+            }
+        }
+        logger.notice(
+            "\(line)",
+            metadata: [
+                "event": "run_finished", "exit_code": "\(code)", "run_id": "\(summary?.runID ?? 0)",
+                "status": "\(summary?.status ?? "failed")", "active_hits": "\(summary?.activeHitCount ?? 0)",
+            ])
+        if code != ExitCodes.ok { throw ExitCode(code) }
+    }
+
+    /// The exit code of a run that returned a summary.
+    static func exitCode(for summary: RunSummary) -> Int32 {
+        if summary.stopped { return ExitCodes.interrupted }
+        if !summary.errors.isEmpty { return ExitCodes.sourceUnreachable }
+        if summary.findingsAtOrAboveFailOn { return ExitCodes.findings }
+        return ExitCodes.ok
+    }
+
+    /// The exit code of a run that threw.
+    static func exitCode(for error: any Error) -> Int32 {
+        switch error {
+        case is ConfigError: return ExitCodes.badConfig
+        case is WindowError: return ExitCodes.usage
+        case is SourceError: return ExitCodes.badInput
+        case is ReportError, is SQLiteError, is CocoaError: return ExitCodes.ioError
+        default: return ExitCodes.internalError
+        }
+    }
+
+    static func ping(_ pinger: HealthcheckPinger?, _ event: HealthcheckPinger.Event, body: String, _ logger: Logger) {
+        guard let pinger else { return }
+        if let problem = pinger.ping(event, body: body) {
+            logger.warning(
+                "healthcheck ping failed (the run is not affected)",
+                metadata: ["url": "\(pinger.target(event))", "error": "\(problem)"])
+        }
+    }
+
+    static func writeMetrics(_ url: URL, summary: RunSummary?, code: Int32, _ logger: Logger) {
+        let file = MetricsFile(path: url)
+        let now = Clock.nowMillis()
+        let completed = summary != nil && (code == ExitCodes.ok || code == ExitCodes.findings)
+        let text = MetricsFile.render(
+            summary: summary, exitCode: code, now: now,
+            lastSuccess: completed ? (summary?.finishedAt ?? now) : file.previousLastSuccess())
+        do {
+            try file.write(text)
+        } catch {
+            logger.warning("cannot write the metrics file", metadata: ["path": "\(url.path)", "error": "\(error)"])
+        }
     }
 }

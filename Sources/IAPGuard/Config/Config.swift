@@ -58,12 +58,15 @@ public struct Config: Sendable {
     public var appStoreAPI: [AppStoreAPIConfig] = []
     /// Online FX rates (`fx:`); `nil`: the `fx_rates` snapshot only.
     public var fxFetch: FXFetchConfig?
+    /// How far before the stored watermark (the end of the last successful run's window) the default
+    /// window of a run starts, in hours (`lookback_hours`, default 72: refunds arrive days later).
+    public var lookbackHours: Int64 = 72
     /// SHA-256 of the config file's bytes, recorded with every run.
     public var hash: String
 
     static let topLevelKeys: Set<String> = [
         "store", "rules", "reports", "reference_currency", "fx_rates", "trust", "trust_apple_root", "apps", "testers",
-        "rule_params", "sources", "app_store_api", "fx",
+        "rule_params", "sources", "app_store_api", "fx", "lookback_hours",
     ]
 
     /// Loads and validates the config at `url`.
@@ -141,11 +144,15 @@ public struct Config: Sendable {
         for source in sources where !names.insert(source.name).inserted {
             throw ConfigError(file: path, key: "sources", message: "the source name '\(source.name)' is used twice")
         }
+        let lookback = try reader.integer(top, "lookback_hours", at: nil) ?? 72
+        guard lookback >= 0 else {
+            throw ConfigError(file: path, key: "lookback_hours", message: "expected a whole number of hours, 0 or more")
+        }
         var config = Config(
             file: file, storePath: reader.resolve(storeText), rulesDirectory: rules, reportsDirectory: reports,
             referenceCurrency: currency, fxRatesFile: fx, trustedRootFiles: trust, trustAppleRoot: trustApple,
             apps: apps,
-            testers: testers, ruleParams: ruleParams, sources: sources,
+            testers: testers, ruleParams: ruleParams, sources: sources, lookbackHours: lookback,
             hash: hash ?? Hashing.sha256Hex(text))
         config.appStoreAPI = try reader.appStoreAPI(top["app_store_api"], apps: apps)
         config.fxFetch = try reader.fxFetch(top["fx"])

@@ -31,22 +31,25 @@ public struct SourceIngestor {
             .sorted { $0.lastPathComponent < $1.lastPathComponent }
     }
 
-    /// Ingests every file, calling `sink` with each batch and `fileDone` after each file's last batch.
+    /// Ingests every file, calling `sink` with each batch and `fileDone` after each file's state was recorded
+    /// (after its last batch). With `skipUnchanged` off (`--full-rebuild`) unchanged files are read again.
     public func ingest(
-        store: any PurchaseStore, runID: Int64, sink: (IngestBatch) throws -> Void, shouldStop: () -> Bool = { false }
+        store: any PurchaseStore, runID: Int64, sink: (IngestBatch) throws -> Void, shouldStop: () -> Bool = { false },
+        skipUnchanged: Bool = true, fileDone: (URL) throws -> Void = { _ in }
     ) throws -> WriteCounts {
         var skipped = WriteCounts()
         for file in try files() {
             if shouldStop() { break }
             let state = try fileState(of: file)
-            if source.format != .sqlite, let previous = try store.fileState(sourceName: source.name, path: file.path),
-                previous == state
+            if skipUnchanged, source.format != .sqlite,
+                let previous = try store.fileState(sourceName: source.name, path: file.path), previous == state
             {
                 skipped.filesSkipped += 1
                 continue
             }
             try ingestFile(file, sink: sink)
             try store.setFileState(state, sourceName: source.name, runID: runID)
+            try fileDone(file)
         }
         return skipped
     }

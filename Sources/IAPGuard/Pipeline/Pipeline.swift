@@ -1,156 +1,251 @@
 import Foundation
 import Logging
 
-/// Runs the job end to end: sources → verify → store → rules → reports.
+/// Runs the job end to end: lock → store → sources → verify → store → rules → reports.
+///
+/// Crash safety: every stage commits in SQLite transactions (each ingest batch; a file's state only after
+/// its data; the whole rule stage — findings, the report and the run's final status — as one transaction
+/// that commits after the report folder was renamed into place). A run killed at any point leaves a
+/// consistent store; the next run resumes it (same run id) and redoes what was not committed, which is
+/// idempotent. Reports depend only on the store's data and the window (see ``RunWindow``), so re-running a
+/// window produces the same bytes.
 public struct Pipeline {
     public let config: Config
     public let verifier: any AppleRecordVerifier
     public let logger: Logger
+    /// Progress display for long stages (silent unless stderr is a terminal).
+    public var progress: ProgressMeter
+    /// Called once the lock is held and the run is recorded (with its run id), e.g. for a healthcheck ping.
+    public var onStarted: (Int64) -> Void = { _ in }
 
-    public init(config: Config, verifier: any AppleRecordVerifier, logger: Logger) {
+    public init(config: Config, verifier: any AppleRecordVerifier, logger: Logger, progress: ProgressMeter = .silent) {
         self.config = config
         self.verifier = verifier
         self.logger = logger
+        self.progress = progress
     }
 
     /// Options of one run.
     public struct Options: Sendable {
+        /// The window's start (epoch ms, inclusive); default: the stored watermark minus the look-back.
         public var since: Int64?
-        /// The rules' "now" (grace periods end before it); defaults to the wall clock.
+        /// The window's end (epoch ms, exclusive) and the rules' "now"; defaults to the wall clock.
         public var until: Int64?
         /// Findings at or above this level make the run exit with the findings code (`nil`: never).
         public var failOn: Finding.Level?
-        public init(since: Int64? = nil, until: Int64? = nil, failOn: Finding.Level? = .high) {
+        /// Run against a temporary copy of the store; write no report, no watermark, nothing.
+        public var dryRun: Bool
+        /// Re-read every input file (ignore the recorded file states) and start the window at the beginning.
+        public var fullRebuild: Bool
+        /// Records per ingest transaction.
+        public var batchSize: Int
+
+        public init(
+            since: Int64? = nil, until: Int64? = nil, failOn: Finding.Level? = .high, dryRun: Bool = false,
+            fullRebuild: Bool = false, batchSize: Int = 2000
+        ) {
             self.since = since
             self.until = until
             self.failOn = failOn
+            self.dryRun = dryRun
+            self.fullRebuild = fullRebuild
+            self.batchSize = batchSize
         }
     }
 
-    /// Ingests every source into the store (opened and migrated here) and records the run.
+    /// Thrown inside the ingest sink to stop between batches after SIGTERM/SIGINT.
+    struct StopRequested: Error {}
+
+    /// Runs the job. A dry run works on a temporary copy of the store and writes nothing.
     public func run(_ options: Options = Options(), shouldStop: @escaping () -> Bool = { false }) throws -> RunSummary {
-        let storePath = config.storePath.path
-        let store = try SQLiteStore(path: storePath)
+        guard options.dryRun else {
+            return try execute(options, storePath: config.storePath.path, writesReports: true, shouldStop: shouldStop)
+        }
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "iapguard-dry-run-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let copy = scratch.appendingPathComponent("store.sqlite").path
+        try Self.copyStore(from: config.storePath.path, to: copy)
+        logger.info("dry run: working on a copy of the store", metadata: ["copy": "\(copy)"])
+        var summary = try execute(options, storePath: copy, writesReports: false, shouldStop: shouldStop)
+        summary.dryRun = true
+        summary.storePath = config.storePath.path
+        return summary
+    }
+
+    /// Copies a store with SQLite's `VACUUM INTO` (a consistent snapshot, even while another run writes).
+    static func copyStore(from source: String, to destination: String) throws {
+        guard FileManager.default.fileExists(atPath: source) else { return }
+        let database = try SQLiteDatabase(path: source, mode: .readOnly)
+        _ = try database.run("VACUUM INTO ?", [.text(destination)])
+    }
+
+    /// The run proper on the store at `storePath`.
+    func execute(
+        _ options: Options, storePath: String, writesReports: Bool, shouldStop: @escaping () -> Bool
+    ) throws -> RunSummary {
         let lock = try RunLock(path: storePath + ".lock")
         defer { withExtendedLifetime(lock) {} }
+        let store = try SQLiteStore(path: storePath)
         try store.migrate()
-        let runID = try store.beginRun(
-            RunStart(
-                startedAt: Clock.nowMillis(), windowSince: options.since, windowUntil: options.until,
-                configHash: config.hash, toolVersion: IAPGuardInfo.version))
+        let startedAt = Clock.nowMillis()
+        let window = try RunWindow.resolve(
+            options: options, store: store, lookbackHours: config.lookbackHours, now: startedAt)
+        let start = RunStart(
+            startedAt: startedAt, windowSince: window.since, windowUntil: window.until, configHash: config.hash,
+            toolVersion: IAPGuardInfo.version)
+        let resumed = try resumeInterruptedRun(store, start)
+        let runID = try resumed?.runID ?? store.beginRun(start)
         var summary = RunSummary(runID: runID, storePath: storePath)
-        summary.startedAt = Clock.nowMillis()
-        logger.info("run started", metadata: ["run_id": "\(runID)", "store": "\(storePath)"])
+        summary.startedAt = startedAt
+        summary.window = window
+        summary.reportID = window.reportID
+        summary.resumedFrom = resumed?.status
+        logger.info(
+            "run started",
+            metadata: [
+                "run_id": "\(runID)", "store": "\(storePath)", "until": "\(TimeParser.iso8601(window.until))",
+                "since": "\(window.since.map(TimeParser.iso8601) ?? "beginning")",
+                "full_rebuild": "\(options.fullRebuild)", "dry_run": "\(options.dryRun)",
+            ])
+        onStarted(runID)
+        do {
+            summary.stageSeconds["reference"] = try Self.measure { try loadReferenceData(store) }
+            let ingestSeconds = try Self.measure {
+                try ingestSources(
+                    store: store, runID: runID, options: options, summary: &summary, shouldStop: shouldStop)
+            }
+            summary.stageSeconds["ingest"] = ingestSeconds
+            try fillStoreCounts(store, into: &summary)
+            if summary.stopped {
+                logger.warning("stopped on a signal between batches", metadata: ["run_id": "\(runID)"])
+                try finish(store, &summary)
+            } else {
+                try evaluateReportAndFinish(
+                    store: store, window: window, options: options, writesReports: writesReports, summary: &summary)
+            }
+        } catch {
+            summary.finishedAt = Clock.nowMillis()
+            try? store.finishRun(
+                runID, status: "failed", finishedAt: summary.finishedAt, summaryJSON: summary.jsonText())
+            throw error
+        }
+        CrashPoint.shared.reached("finish")
+        return summary
+    }
 
+    /// Runs `body` and returns its wall time in seconds.
+    static func measure(_ body: () throws -> Void) throws -> Double {
+        let start = Date()
+        try body()
+        return Date().timeIntervalSince(start)
+    }
+
+    /// Takes over the latest run if it did not complete — killed (`running`: we hold the lock, so its
+    /// process is gone), `stopped` on a signal or `failed` — so that the records it committed and the records
+    /// this run adds carry the same run id, exactly as if it had not been interrupted. Returns its id and
+    /// former status, or nil when the latest run completed (a new run is started).
+    func resumeInterruptedRun(_ store: SQLiteStore, _ start: RunStart) throws -> (runID: Int64, status: String)? {
+        guard
+            let row = try store.database.query("SELECT run_id, status FROM run ORDER BY run_id DESC LIMIT 1").first,
+            let runID = row[0].integerValue, let status = row[1].textValue,
+            ["running", "stopped", "failed"].contains(status)
+        else { return nil }
+        _ = try store.database.run(
+            """
+            UPDATE run SET status = 'running', started_at = ?, finished_at = NULL, window_since = ?,
+                window_until = ?, config_hash = ?, tool_version = ?, summary_json = NULL
+            WHERE run_id = ?
+            """,
+            [
+                .integer(start.startedAt), .of(start.windowSince), .of(start.windowUntil), .text(start.configHash),
+                .text(start.toolVersion), .integer(runID),
+            ])
+        logger.warning(
+            "resuming an interrupted run: what it committed is kept, the rest is redone",
+            metadata: ["run_id": "\(runID)", "was": "\(status)"])
+        return (runID, status)
+    }
+
+    /// Loads the config's apps, catalog, testers and FX rates (one transaction).
+    func loadReferenceData(_ store: SQLiteStore) throws {
         var reference = config.referenceData
         if let fx = config.fxRatesFile {
             reference.fxRates = try FXRateFile.load(fx, source: fx.lastPathComponent)
         }
         reference.fxRates = fetchFXRates(store: store, snapshot: reference.fxRates)
         try store.replaceReferenceData(reference)
+    }
 
+    /// Ingests every configured source in order; stops between batches when asked.
+    func ingestSources(
+        store: SQLiteStore, runID: Int64, options: Options, summary: inout RunSummary,
+        shouldStop: @escaping () -> Bool
+    ) throws {
         for source in config.sources {
             if shouldStop() {
                 summary.stopped = true
                 break
             }
-            var counts = WriteCounts()
-            var failure: String?
-            let ingestor = SourceIngestor(source: source, verifier: verifier, configHash: config.hash)
-            do {
-                let skipped = try ingestor.ingest(
-                    store: store, runID: runID,
-                    sink: { batch in
-                        let written = try store.write(batch, runID: runID)
-                        counts = counts + written
-                    }, shouldStop: shouldStop)
-                counts = counts + skipped
-            } catch let error as SourceError {
-                failure = error.description
-            }
-            try store.recordSourceCounts(
-                runID: runID, sourceName: source.name, sourceKind: source.kind.rawValue, counts: counts)
-            if let failure {
-                summary.errors.append(failure)
-                logger.error("source failed", metadata: ["source": "\(source.name)", "error": "\(failure)"])
-            } else {
-                logger.info(
-                    "source ingested",
-                    metadata: [
-                        "source": "\(source.name)", "records": "\(counts.records)", "inserted": "\(counts.inserted)",
-                        "updated": "\(counts.updated)", "unchanged": "\(counts.unchanged)",
-                        "errors": "\(counts.errors)",
-                        "files_skipped": "\(counts.filesSkipped)",
-                    ])
-            }
-            summary.sources.append(.init(name: source.name, kind: source.kind.rawValue, counts: counts, error: failure))
+            try ingestSource(
+                source, store: store, runID: runID, options: options, summary: &summary, shouldStop: shouldStop)
+            if summary.stopped { break }
         }
-
+        // After the files: which transactions and refunds to ask Apple about follows from the credits.
         try pullAppStoreAPI(store: store, runID: runID, summary: &summary, shouldStop: shouldStop)
-        try fillStoreCounts(store, into: &summary)
-        if !summary.stopped, let rulesDirectory = config.rulesDirectory {
-            try evaluateAndReport(
-                store: store, rulesDirectory: rulesDirectory, runID: runID, options: options, summary: &summary)
-        }
-        let status = summary.stopped ? "stopped" : (summary.errors.isEmpty ? "ok" : "partial")
-        try store.finishRun(runID, status: status, finishedAt: Clock.nowMillis(), summaryJSON: summary.jsonText())
-        return summary
     }
 
-    /// Runs the rule files against the store, persists the findings and writes the run's report folder.
-    func evaluateAndReport(
-        store: SQLiteStore, rulesDirectory: URL, runID: Int64, options: Options, summary: inout RunSummary
+    /// Ingests one source: each batch in its own transaction, the source's counts after its data.
+    func ingestSource(
+        _ source: Config.Source, store: SQLiteStore, runID: Int64, options: Options, summary: inout RunSummary,
+        shouldStop: @escaping () -> Bool
     ) throws {
-        let (rules, loadErrors) = RuleSet.load(from: rulesDirectory)
-        for error in loadErrors {
-            summary.ruleErrors.append("\(error)")
-            logger.error("rule file rejected", metadata: ["error": "\(error)"])
+        var counts = WriteCounts()
+        var failure: String?
+        let ingestor = SourceIngestor(
+            source: source, verifier: verifier, configHash: config.hash, batchSize: options.batchSize)
+        progress.begin("ingest \(source.name)", unit: "records")
+        do {
+            defer { progress.end() }
+            let skipped = try ingestor.ingest(
+                store: store, runID: runID,
+                sink: { batch in
+                    let written = try store.write(batch, runID: runID)
+                    counts = counts + written
+                    progress.advance(by: written.records)
+                    CrashPoint.shared.reached("ingest")
+                    if shouldStop() { throw StopRequested() }
+                }, shouldStop: shouldStop, skipUnchanged: !options.fullRebuild,
+                fileDone: { _ in CrashPoint.shared.reached("ingest") })
+            counts = counts + skipped
+        } catch let error as SourceError {
+            failure = error.description
+        } catch is StopRequested {
+            summary.stopped = true
         }
-        let now = options.until ?? Clock.nowMillis()
-        let engine = RuleEngine(
-            store: store, referenceCurrency: config.referenceCurrency, paramOverrides: config.ruleParams)
-        let result = try engine.evaluate(rules: rules, runID: runID, now: now, since: options.since)
-        try engine.persist(result, runID: runID)
-        for stats in result.erroredRules {
-            summary.ruleErrors.append("\(stats.ruleID): \(stats.error ?? "error")")
+        try store.recordSourceCounts(
+            runID: runID, sourceName: source.name, sourceKind: source.kind.rawValue, counts: counts)
+        if let failure {
+            summary.errors.append(failure)
+            logger.error("source failed", metadata: ["source": "\(source.name)", "error": "\(failure)"])
+        } else {
+            logger.info(
+                "source ingested",
+                metadata: [
+                    "source": "\(source.name)", "records": "\(counts.records)", "inserted": "\(counts.inserted)",
+                    "updated": "\(counts.updated)", "unchanged": "\(counts.unchanged)", "errors": "\(counts.errors)",
+                    "files_skipped": "\(counts.filesSkipped)", "stopped": "\(summary.stopped)",
+                ])
         }
-        summary.ruleStats = result.stats.sorted { $0.ruleID < $1.ruleID }
-        let experimental = Set(rules.filter { !$0.status.failsRun }.map(\.id))
-        summary.findingsAtOrAboveFailOn =
-            RunExitCode.forCompletedRun(
-                findings: result.findings, failOn: options.failOn, experimentalRuleIDs: experimental) == .findings
+        summary.sources.append(.init(name: source.name, kind: source.kind.rawValue, counts: counts, error: failure))
+    }
 
-        var quarantine: [ReportInput.QuarantineCount] = []
-        for row in try store.database.query(
-            "SELECT source_name, reason, COUNT(*) FROM quarantine GROUP BY source_name, reason ORDER BY 1, 2")
-        {
-            quarantine.append(
-                .init(
-                    sourceName: row[0].textValue ?? "", reason: row[1].textValue ?? "",
-                    count: Int(row[2].integerValue ?? 0)))
-        }
-        let writer = ReportWriter(reportsDirectory: config.reportsDirectory)
-        let input = ReportInput(
-            runID: runID, windowSince: options.since, windowUntil: now, startedAt: summary.startedAt,
-            finishedAt: Clock.nowMillis(), toolVersion: IAPGuardInfo.version, configHash: config.hash,
-            referenceCurrency: config.referenceCurrency,
-            sources: summary.sources.map {
-                .init(
-                    name: $0.name, kind: $0.kind, records: $0.counts.records, inserted: $0.counts.inserted,
-                    updated: $0.counts.updated, unchanged: $0.counts.unchanged, errors: $0.counts.errors,
-                    watermark: $0.counts.filesSkipped > 0 ? "\($0.counts.filesSkipped) unchanged file(s) skipped" : nil)
-            },
-            findings: result.findings,
-            rules: rules.map {
-                .init(
-                    id: $0.id, title: $0.title, version: $0.version, description: $0.description, level: $0.level,
-                    status: $0.status.rawValue, runbook: $0.runbook, falsePositives: $0.falsePositives)
-            },
-            ruleCounts: result.stats.map { .init(ruleID: $0.ruleID, evaluated: nil, error: $0.error) },
-            quarantine: quarantine, history: (try? writer.readHistory()) ?? [])
-        let folder = try writer.write(input)
-        summary.reportFolder = folder.path
-        logger.info("report written", metadata: ["folder": "\(folder.path)"])
+    /// Closes the run record with the summary's status.
+    func finish(_ store: SQLiteStore, _ summary: inout RunSummary) throws {
+        summary.finishedAt = Clock.nowMillis()
+        try store.finishRun(
+            summary.runID, status: summary.status, finishedAt: summary.finishedAt, summaryJSON: summary.jsonText())
     }
 
     func fillStoreCounts(_ store: SQLiteStore, into summary: inout RunSummary) throws {
@@ -166,65 +261,5 @@ public struct Pipeline {
             summary.failedSightings[row[0].textValue ?? "?"] = row[1].integerValue ?? 0
         }
         summary.quarantined = try store.database.scalar("SELECT COUNT(*) FROM quarantine")?.integerValue ?? 0
-    }
-}
-
-extension RunSummary {
-    /// The summary as compact JSON with sorted keys (stored with the run).
-    public func jsonText() -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        guard let data = try? encoder.encode(self) else { return "{}" }
-        return String(decoding: data, as: UTF8.self)
-    }
-
-    /// A human summary for stdout.
-    public func text() -> String {
-        var lines: [String] = []
-        lines.append("iapguard run \(runID) — store \(storePath)")
-        let header = ["source", "kind", "records", "inserted", "updated", "unchanged", "errors", "skipped files"]
-        var table = [header]
-        for s in sources {
-            let c = s.counts
-            table.append([
-                s.name, s.kind, "\(c.records)", "\(c.inserted)", "\(c.updated)", "\(c.unchanged)", "\(c.errors)",
-                "\(c.filesSkipped)",
-            ])
-        }
-        let widths = (0..<header.count).map { column in table.map { $0[column].count }.max() ?? 0 }
-        for row in table {
-            lines.append(
-                row.enumerated().map { index, cell in
-                    index < 2
-                        ? cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
-                        : String(repeating: " ", count: widths[index] - cell.count) + cell
-                }.joined(separator: "  "))
-        }
-        let order = ["transactions", "sightings", "orders", "credits", "notifications", "refunds"]
-        lines.append("store: " + order.map { "\(storeCounts[$0] ?? 0) \($0)" }.joined(separator: ", "))
-        lines.append(
-            "transactions by verification: "
-                + verification.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
-        if !failedSightings.isEmpty {
-            lines.append(
-                "failed verification (quarantined sightings): "
-                    + failedSightings.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-            )
-        }
-        lines.append("quarantined records: \(quarantined)")
-        if !ruleStats.isEmpty {
-            lines.append("rules: hits (new/recurring), inconclusive, suppressed, resolved")
-            for stats in ruleStats {
-                lines.append(
-                    "  \(stats.ruleID.padding(toLength: 8, withPad: " ", startingAt: 0)) \(stats.hits) (\(stats.new)/\(stats.recurring)), "
-                        + "\(stats.inconclusive), \(stats.suppressed), \(stats.resolved)"
-                        + (stats.error.map { "  error: \($0)" } ?? ""))
-            }
-        }
-        if let reportFolder { lines.append("report: \(reportFolder)/report.html") }
-        for error in ruleErrors { lines.append("rule error: \(error)") }
-        for error in errors { lines.append("error: \(error)") }
-        if stopped { lines.append("stopped early on a signal; the next run continues from what was committed") }
-        return lines.joined(separator: "\n")
     }
 }

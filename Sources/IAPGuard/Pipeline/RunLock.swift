@@ -15,13 +15,16 @@ public final class RunLock {
     /// Another run holds the lock.
     public struct Held: Error, Sendable, CustomStringConvertible {
         public let path: String
+        /// The holder's note: `pid <pid> started <RFC 3339 time>`.
         public let holder: String
-        public var description: String { "another iapguard run holds the lock \(path) (\(holder))" }
+        public var description: String { "another iapguard run holds the lock \(path) (\(holder)); try again later" }
     }
 
     /// Takes the lock or throws ``Held`` at once (never waits).
     public init(path: String) throws {
         self.path = path
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
+        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
             throw SourceError(

@@ -9,6 +9,12 @@ public struct RunSummary: Sendable, Codable {
 
     public var runID: Int64
     public var storePath: String
+    /// The run's window (`since == nil`: from the beginning).
+    public var window: RunWindow?
+    /// The report id of the window (`yyyyMMddHHmmss` of `until`), also the report folder's name.
+    public var reportID: Int64?
+    /// A dry run: everything ran against a copy of the store; nothing was written.
+    public var dryRun = false
     public var sources: [SourceResult] = []
     /// Rows in each view after the run (`transactions`, `sightings`, `orders`, ...).
     public var storeCounts: [String: Int64] = [:]
@@ -20,9 +26,20 @@ public struct RunSummary: Sendable, Codable {
     /// Problems that stopped part of the run (a missing source file, ...).
     public var errors: [String] = []
     public var stopped = false
+    /// Wall-clock start and end (epoch ms); kept in the store, the log and the metrics, never in reports.
     public var startedAt: Int64 = 0
+    public var finishedAt: Int64 = 0
+    /// Seconds spent per stage (`reference`, `ingest`, `rules`, `report`), in the order they ran.
+    public var stageSeconds: [String: Double] = [:]
+    /// Earlier runs whose findings were rewound because this run re-evaluated their window.
+    public var rewoundRunIDs: [Int64] = []
+    /// Set when this run resumed an interrupted run (same run id): that run's former status (`running` when
+    /// it was killed, `stopped`, `failed`).
+    public var resumedFrom: String?
     /// Per-rule counts of the rule phase.
     public var ruleStats: [RuleRunResult.RuleStats] = []
+    /// Active hits (outcome hit, new or recurring, not suppressed) by rule id and level.
+    public var activeHits: [String: [String: Int]] = [:]
     /// Rule files that did not load and rules whose query failed (the other rules still ran).
     public var ruleErrors: [String] = []
     /// Whether findings at or above `--fail-on` were found (exit code 2).
@@ -34,4 +51,10 @@ public struct RunSummary: Sendable, Codable {
         self.runID = runID
         self.storePath = storePath
     }
+
+    /// The status recorded for the run: `stopped`, `partial` (a source failed) or `ok`.
+    public var status: String { stopped ? "stopped" : (errors.isEmpty ? "ok" : "partial") }
+
+    /// Active hits over all rules and levels.
+    public var activeHitCount: Int { activeHits.values.reduce(0) { $0 + $1.values.reduce(0, +) } }
 }

@@ -62,6 +62,46 @@ struct HTMLReportRenderer {
         return "±0"
     }
 
+    /// Sources as the pipeline reports them: what the store holds from each (the same for a run and its re-run).
+    private func storedSourcesTable() -> String {
+        var out =
+            "<div class=\"wrap\"><table class=\"sortable\"><caption>Sources (store contents)</caption>\n<thead><tr>"
+        out += "<th scope=\"col\">Source</th><th scope=\"col\">Kind</th>"
+        out += "<th scope=\"col\" class=\"num\" data-type=\"number\">Records stored</th>"
+        out += "<th scope=\"col\" class=\"num\" data-type=\"number\">Quarantined</th>"
+        out += "<th scope=\"col\">Watermark</th></tr></thead><tbody>\n"
+        for source in input.sources.sorted(by: { $0.name < $1.name }) {
+            out +=
+                "<tr><th scope=\"row\">\(HTMLText.data(source.name, maxCharacters: cap))</th><td>\(HTMLText.data(source.kind, maxCharacters: cap))</td>"
+            out += "<td class=\"num\">\(source.records)</td><td class=\"num\">\(source.errors)</td>"
+            out += "<td class=\"mono\">\(HTMLText.optional(source.watermark, maxCharacters: cap))</td></tr>\n"
+        }
+        return out + "</tbody></table></div>\n"
+    }
+
+    private func readSourcesTable() -> String {
+        var out =
+            "<div class=\"wrap\"><table class=\"sortable\"><caption>Sources read in this run</caption>\n<thead><tr>"
+        out +=
+            "<th scope=\"col\">Source</th><th scope=\"col\">Kind</th><th scope=\"col\" class=\"num\" data-type=\"number\">Records</th>"
+        out +=
+            "<th scope=\"col\" class=\"num\" data-type=\"number\">Inserted</th><th scope=\"col\" class=\"num\" data-type=\"number\">Updated</th>"
+        out +=
+            "<th scope=\"col\" class=\"num\" data-type=\"number\">Unchanged</th><th scope=\"col\" class=\"num\" data-type=\"number\">Quarantined</th>"
+        out += "<th scope=\"col\">Watermark</th></tr></thead><tbody>\n"
+        for source in input.sources.sorted(by: { $0.name < $1.name }) {
+            out +=
+                "<tr><th scope=\"row\">\(HTMLText.data(source.name, maxCharacters: cap))</th><td>\(HTMLText.data(source.kind, maxCharacters: cap))</td>"
+            out +=
+                "<td class=\"num\">\(source.records)</td><td class=\"num\">\(source.inserted)</td><td class=\"num\">\(source.updated)</td>"
+            out += "<td class=\"num\">\(source.unchanged)</td><td class=\"num\">\(source.errors)</td>"
+            out += "<td class=\"mono\">\(HTMLText.optional(source.watermark, maxCharacters: cap))</td></tr>\n"
+        }
+        if input.sources.isEmpty { out += "<tr><td colspan=\"8\" class=\"none\">No sources were read.</td></tr>\n" }
+        out += "</tbody></table></div>\n"
+        return out
+    }
+
     private func summarySection() -> String {
         var out = "<section id=\"summary\" aria-labelledby=\"h-summary\">\n<h2 id=\"h-summary\">Summary</h2>\n"
         let active = model.countsByLevel.values.reduce(0, +)
@@ -74,8 +114,13 @@ struct HTMLReportRenderer {
         out += "<table class=\"kv\"><caption>Run</caption><tbody>\n"
         out += row("Run id", String(input.runID))
         out += row("Window", window())
-        out += row("Started", HTMLText.escape(ReportFormat.humanTime(millis: input.startedAt)))
-        out += row("Finished", HTMLText.escape(ReportFormat.humanTime(millis: input.finishedAt)))
+        if input.startedAt == input.finishedAt {
+            // The pipeline's reports are as of the window's end (re-running a window gives the same bytes).
+            out += row("As of", HTMLText.escape(ReportFormat.humanTime(millis: input.finishedAt)))
+        } else {
+            out += row("Started", HTMLText.escape(ReportFormat.humanTime(millis: input.startedAt)))
+            out += row("Finished", HTMLText.escape(ReportFormat.humanTime(millis: input.finishedAt)))
+        }
         out += row("Tool version", HTMLText.data(input.toolVersion, maxCharacters: cap))
         out += row(
             "Config hash", "<span class=\"mono\">" + HTMLText.data(input.configHash, maxCharacters: cap) + "</span>")
@@ -136,24 +181,11 @@ struct HTMLReportRenderer {
         out += "</tbody></table></div></details>\n"
 
         // Sources.
-        out += "<div class=\"wrap\"><table class=\"sortable\"><caption>Sources read in this run</caption>\n<thead><tr>"
-        out +=
-            "<th scope=\"col\">Source</th><th scope=\"col\">Kind</th><th scope=\"col\" class=\"num\" data-type=\"number\">Records</th>"
-        out +=
-            "<th scope=\"col\" class=\"num\" data-type=\"number\">Inserted</th><th scope=\"col\" class=\"num\" data-type=\"number\">Updated</th>"
-        out +=
-            "<th scope=\"col\" class=\"num\" data-type=\"number\">Unchanged</th><th scope=\"col\" class=\"num\" data-type=\"number\">Quarantined</th>"
-        out += "<th scope=\"col\">Watermark</th></tr></thead><tbody>\n"
-        for source in input.sources.sorted(by: { $0.name < $1.name }) {
-            out +=
-                "<tr><th scope=\"row\">\(HTMLText.data(source.name, maxCharacters: cap))</th><td>\(HTMLText.data(source.kind, maxCharacters: cap))</td>"
-            out +=
-                "<td class=\"num\">\(source.records)</td><td class=\"num\">\(source.inserted)</td><td class=\"num\">\(source.updated)</td>"
-            out += "<td class=\"num\">\(source.unchanged)</td><td class=\"num\">\(source.errors)</td>"
-            out += "<td class=\"mono\">\(HTMLText.optional(source.watermark, maxCharacters: cap))</td></tr>\n"
+        if input.sourcesAsStored == true {
+            out += storedSourcesTable()
+        } else {
+            out += readSourcesTable()
         }
-        if input.sources.isEmpty { out += "<tr><td colspan=\"8\" class=\"none\">No sources were read.</td></tr>\n" }
-        out += "</tbody></table></div>\n"
 
         // Rules overview.
         out +=

@@ -128,6 +128,10 @@ public struct ReportInput: Sendable, Hashable, Codable {
     /// Price ratios of the purchases IAP-008 examined. When `nil`, the ratios are read from IAP-008 findings'
     /// `observed` values that are plain numbers.
     public var priceRatios: [PriceRatio]?
+    /// When true, each source's `records` is what the store holds from it and `errors` its quarantined
+    /// records (read counts are then 0 and not shown): the pipeline's choice, so that a run and its re-run
+    /// of the same window give identical bytes.
+    public var sourcesAsStored: Bool?
 
     public init(
         runID: Int64, windowSince: Int64?, windowUntil: Int64?, startedAt: Int64, finishedAt: Int64,

@@ -176,8 +176,21 @@ public final class SQLiteDatabase {
         try query(sql, parameters).first?.first
     }
 
-    /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`, rolling back if it throws.
+    /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`, rolling back if it throws. Inside an open
+    /// transaction it nests as a savepoint (the outer transaction decides what is committed).
     public func transaction<T>(_ body: () throws -> T) throws -> T {
+        if sqlite3_get_autocommit(handle) == 0 {
+            try execute("SAVEPOINT nested_transaction")
+            do {
+                let result = try body()
+                try execute("RELEASE nested_transaction")
+                return result
+            } catch {
+                try? execute("ROLLBACK TO nested_transaction")
+                try? execute("RELEASE nested_transaction")
+                throw error
+            }
+        }
         try execute("BEGIN IMMEDIATE")
         do {
             let result = try body()

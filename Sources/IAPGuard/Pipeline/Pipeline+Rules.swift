@@ -1,0 +1,175 @@
+import Foundation
+import Logging
+
+extension Pipeline {
+    /// The rule stage, the report and the run's final status, as one store transaction: the findings (and
+    /// the rewind of earlier runs of this window) commit only after the report folder is in place, and the
+    /// run is `ok` only if all of it happened.
+    func evaluateReportAndFinish(
+        store: SQLiteStore, window: RunWindow, options: Options, writesReports: Bool, summary: inout RunSummary
+    ) throws {
+        guard let rulesDirectory = config.rulesDirectory else {
+            try finish(store, &summary)
+            return
+        }
+        let (rules, loadErrors) = RuleSet.load(from: rulesDirectory)
+        for error in loadErrors {
+            summary.ruleErrors.append("\(error)")
+            logger.error("rule file rejected", metadata: ["error": "\(error)"])
+        }
+        let rewind = FindingRewind(database: store.database)
+        try rewind.prepare()
+        let runID = summary.runID
+        try store.database.transaction {
+            summary.rewoundRunIDs = try rewind.rewind(runsEndingAtOrAfter: window.until, currentRunID: runID)
+            if !summary.rewoundRunIDs.isEmpty {
+                logger.info(
+                    "re-evaluating a window already evaluated; earlier findings of it are replaced",
+                    metadata: ["rewound_run_ids": "\(summary.rewoundRunIDs.map(String.init).joined(separator: ","))"])
+            }
+            var result = RuleRunResult()
+            let engine = RuleEngine(
+                store: store, referenceCurrency: config.referenceCurrency, paramOverrides: config.ruleParams)
+            let rulesSeconds = try Self.measure {
+                result = try evaluate(rules, engine: engine, runID: runID, window: window)
+                try rewind.remember(findingIDs: result.findings.map(\.findingID), runID: runID)
+                try engine.persist(result, runID: runID)
+            }
+            summary.stageSeconds["rules"] = rulesSeconds
+            record(result, rules: rules, failOn: options.failOn, into: &summary)
+            CrashPoint.shared.reached("rules")
+            if writesReports {
+                var folder: URL?
+                let reportSeconds = try Self.measure {
+                    folder = try writeReport(store: store, rules: rules, result: result, window: window)
+                }
+                summary.stageSeconds["report"] = reportSeconds
+                summary.reportFolder = folder?.path
+                logger.info("report written", metadata: ["folder": "\(folder?.path ?? "")"])
+                CrashPoint.shared.reached("report")
+            }
+            try finish(store, &summary)
+        }
+    }
+
+    /// Evaluates the rules one at a time (for progress and checkpoints); a failing rule does not stop the others.
+    func evaluate(_ rules: [Rule], engine: RuleEngine, runID: Int64, window: RunWindow) throws -> RuleRunResult {
+        var result = RuleRunResult()
+        progress.begin("rules", unit: "rules", total: rules.count)
+        defer { progress.end() }
+        for rule in rules {
+            let one = try engine.evaluate(rules: [rule], runID: runID, now: window.until, since: window.since)
+            result.findings += one.findings
+            result.stats += one.stats
+            result.warnings += one.warnings
+            progress.advance()
+            CrashPoint.shared.reached("rules")
+        }
+        for warning in result.warnings { logger.warning("rule warning", metadata: ["warning": "\(warning)"]) }
+        return result
+    }
+
+    /// Puts the rule stage's counts into the summary.
+    func record(_ result: RuleRunResult, rules: [Rule], failOn: Finding.Level?, into summary: inout RunSummary) {
+        for stats in result.erroredRules {
+            summary.ruleErrors.append("\(stats.ruleID): \(stats.error ?? "error")")
+        }
+        summary.ruleStats = result.stats.sorted { $0.ruleID < $1.ruleID }
+        for finding in result.findings
+        where finding.outcome == .hit && (finding.status == .new || finding.status == .recurring)
+            && finding.suppression == nil
+        {
+            summary.activeHits[finding.ruleID, default: [:]][finding.level.rawValue, default: 0] += 1
+        }
+        let experimental = Set(rules.filter { !$0.status.failsRun }.map(\.id))
+        summary.findingsAtOrAboveFailOn =
+            RunExitCode.forCompletedRun(
+                findings: result.findings, failOn: failOn, experimentalRuleIDs: experimental) == .findings
+    }
+
+    /// Writes the window's report folder. Everything in it comes from the store's data and the window: the
+    /// report id is the window's (``RunWindow/reportID``), run ids in findings are mapped to their runs'
+    /// report ids, times are the window's, and the sources show what the store holds from each of them.
+    func writeReport(store: SQLiteStore, rules: [Rule], result: RuleRunResult, window: RunWindow) throws -> URL {
+        let reportID = window.reportID
+        let reportIDs = try reportIDsByRun(store)
+        let findings = result.findings.map { original -> Finding in
+            var finding = original
+            finding.runID = reportID
+            finding.firstSeenRunID = reportIDs[original.firstSeenRunID] ?? reportID
+            return finding
+        }
+        let writer = ReportWriter(reportsDirectory: config.reportsDirectory)
+        removeStaleTemporaries(in: config.reportsDirectory)
+        var input = ReportInput(
+            runID: reportID, windowSince: window.since, windowUntil: window.until, startedAt: window.until,
+            finishedAt: window.until, toolVersion: IAPGuardInfo.version, configHash: config.hash,
+            referenceCurrency: config.referenceCurrency, sources: try storedSources(store), findings: findings,
+            rules: rules.map {
+                .init(
+                    id: $0.id, title: $0.title, version: $0.version, description: $0.description, level: $0.level,
+                    status: $0.status.rawValue, runbook: $0.runbook, falsePositives: $0.falsePositives)
+            },
+            ruleCounts: result.stats.map { .init(ruleID: $0.ruleID, evaluated: nil, error: $0.error) },
+            quarantine: try quarantineCounts(store), history: (try? writer.readHistory()) ?? [])
+        input.sourcesAsStored = true
+        return try writer.write(input)
+    }
+
+    /// Store run id → the report id of its window.
+    func reportIDsByRun(_ store: SQLiteStore) throws -> [Int64: Int64] {
+        var out: [Int64: Int64] = [:]
+        for row in try store.database.query("SELECT run_id, window_until FROM run WHERE window_until IS NOT NULL") {
+            if let id = row[0].integerValue, let until = row[1].integerValue {
+                out[id] = RunWindow.reportID(until: until)
+            }
+        }
+        return out
+    }
+
+    /// Each configured source as the store holds it: records kept, records quarantined, and the time of its
+    /// latest record as the watermark. Per-run read counts stay out of the report (they differ between a
+    /// run and its re-run); they are in the run summary, the `run_source` table and the metrics file.
+    func storedSources(_ store: SQLiteStore) throws -> [ReportInput.Source] {
+        var stored: [String: (count: Int, latest: Int64?)] = [:]
+        for row in try store.database.query(
+            """
+            SELECT source_name, COUNT(*), MAX(t) FROM (
+                SELECT source_name, COALESCE(signed_date, purchase_date, received_at) AS t FROM apple_sighting
+                UNION ALL SELECT source_name, created_at FROM backend_order
+                UNION ALL SELECT source_name, credited_at FROM credit
+                UNION ALL SELECT source_name, signed_date FROM notification)
+            GROUP BY source_name
+            """)
+        {
+            stored[row[0].textValue ?? ""] = (Int(row[1].integerValue ?? 0), row[2].integerValue)
+        }
+        var quarantined: [String: Int] = [:]
+        for row in try store.database.query("SELECT source_name, COUNT(*) FROM quarantine GROUP BY source_name") {
+            quarantined[row[0].textValue ?? ""] = Int(row[1].integerValue ?? 0)
+        }
+        return config.sources.map { source in
+            let entry = stored[source.name]
+            return ReportInput.Source(
+                name: source.name, kind: source.kind.rawValue, records: entry?.count ?? 0, inserted: 0, updated: 0,
+                unchanged: 0, errors: quarantined[source.name] ?? 0,
+                watermark: entry?.latest.map { "latest record " + TimeParser.iso8601($0) })
+        }
+    }
+
+    func quarantineCounts(_ store: SQLiteStore) throws -> [ReportInput.QuarantineCount] {
+        try store.database.query(
+            "SELECT source_name, reason, COUNT(*) FROM quarantine GROUP BY source_name, reason ORDER BY 1, 2"
+        ).map {
+            .init(sourceName: $0[0].textValue ?? "", reason: $0[1].textValue ?? "", count: Int($0[2].integerValue ?? 0))
+        }
+    }
+
+    /// Removes temporary folders and files a killed run left in the reports folder (we hold the lock).
+    func removeStaleTemporaries(in directory: URL) {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        for name in names where name.hasPrefix(".tmp-") || name.hasPrefix(".old-") {
+            try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
+        }
+    }
+}

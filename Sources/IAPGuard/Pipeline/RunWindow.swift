@@ -1,0 +1,75 @@
+import Foundation
+
+/// The half-open time window `[since, until)` of one run, in epoch milliseconds UTC.
+///
+/// `until` is the rules' "now" (grace periods end before it); it defaults to the wall clock. `since`
+/// defaults to the stored watermark — the `until` of the latest successful run whose window ended before
+/// this one — minus the configured look-back (`lookback_hours`), because refunds and late credits arrive
+/// days after the purchase. Without an earlier successful run (or with `--full-rebuild`) the window starts
+/// at the beginning of history (`since == nil`). Re-running the same `--until` therefore resolves to the
+/// same window, whatever ran in between.
+public struct RunWindow: Sendable, Hashable, Codable {
+    public var since: Int64?
+    public var until: Int64
+    /// The watermark the default `since` was derived from, if any.
+    public var watermark: Int64?
+
+    public init(since: Int64?, until: Int64, watermark: Int64?) {
+        self.since = since
+        self.until = until
+        self.watermark = watermark
+    }
+
+    /// Resolves the window of a run from the options, the store's run records and the wall clock.
+    static func resolve(
+        options: Pipeline.Options, store: SQLiteStore, lookbackHours: Int64, now: Int64
+    ) throws -> RunWindow {
+        let until = options.until ?? now
+        let watermark = try store.database.scalar(
+            "SELECT MAX(window_until) FROM run WHERE status = 'ok' AND window_until < ?", [.integer(until)]
+        )?.integerValue
+        if let since = options.since {
+            guard since < until else {
+                throw WindowError(message: "--since must be before --until (the window is [since, until))")
+            }
+            return RunWindow(since: since, until: until, watermark: watermark)
+        }
+        if options.fullRebuild { return RunWindow(since: nil, until: until, watermark: watermark) }
+        let since = watermark.map { $0 - lookbackHours * 3_600_000 }
+        return RunWindow(since: since, until: until, watermark: watermark)
+    }
+
+    /// The id of this window's report: `until` as UTC digits `yyyyMMddHHmmss` (`20250301000000`). Report
+    /// folders and `history.jsonl` lines are keyed by it, so re-running a window replaces its report and
+    /// later windows sort after earlier ones.
+    public var reportID: Int64 { Self.reportID(until: until) }
+
+    /// The report id of a window ending at `until`.
+    public static func reportID(until: Int64) -> Int64 {
+        let seconds = until >= 0 ? until / 1000 : (until - 999) / 1000
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let secondOfDay = seconds - days * 86_400
+        let (year, month, day) = civilDate(daysSinceEpoch: days)
+        let time = (secondOfDay / 3600) * 10_000 + (secondOfDay % 3600 / 60) * 100 + secondOfDay % 60
+        return ((year * 100 + month) * 100 + day) * 1_000_000 + time
+    }
+
+    /// Howard Hinnant's days-to-civil algorithm (proleptic Gregorian, UTC).
+    static func civilDate(daysSinceEpoch: Int64) -> (Int64, Int64, Int64) {
+        let z = daysSinceEpoch + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let day = doy - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+}
+
+/// A window that cannot be used (`--since` not before `--until`).
+public struct WindowError: Error, Sendable, CustomStringConvertible {
+    public let message: String
+    public var description: String { message }
+}
