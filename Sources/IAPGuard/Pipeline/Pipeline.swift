@@ -29,9 +29,9 @@ public struct Pipeline {
 
     /// Ingests every source into the store (opened and migrated here) and records the run.
     public func run(_ options: Options = Options(), shouldStop: @escaping () -> Bool = { false }) throws -> RunSummary {
-        let storePath = config.storePath.path
-        let store = try SQLiteStore(path: storePath)
-        let lock = try RunLock(path: storePath + ".lock")
+        let store = try config.storeLocation.open()
+        let storePath = store.location
+        let lock = try store.acquireRunLock()
         defer { withExtendedLifetime(lock) {} }
         try store.migrate()
         let runID = try store.beginRun(
@@ -97,7 +97,7 @@ public struct Pipeline {
 
     /// Runs the rule files against the store, persists the findings and writes the run's report folder.
     func evaluateAndReport(
-        store: SQLiteStore, rulesDirectory: URL, runID: Int64, options: Options, summary: inout RunSummary
+        store: any SQLBackedStore, rulesDirectory: URL, runID: Int64, options: Options, summary: inout RunSummary
     ) throws {
         let (rules, loadErrors) = RuleSet.load(from: rulesDirectory)
         for error in loadErrors {
@@ -119,7 +119,7 @@ public struct Pipeline {
                 findings: result.findings, failOn: options.failOn, experimentalRuleIDs: experimental) == .findings
 
         var quarantine: [ReportInput.QuarantineCount] = []
-        for row in try store.database.query(
+        for row in try store.rows(
             "SELECT source_name, reason, COUNT(*) FROM quarantine GROUP BY source_name, reason ORDER BY 1, 2")
         {
             quarantine.append(
@@ -151,19 +151,19 @@ public struct Pipeline {
         logger.info("report written", metadata: ["folder": "\(folder.path)"])
     }
 
-    func fillStoreCounts(_ store: SQLiteStore, into summary: inout RunSummary) throws {
+    func fillStoreCounts(_ store: any PurchaseStore, into summary: inout RunSummary) throws {
         for view in ["transactions", "sightings", "orders", "credits", "notifications", "refunds"] {
-            summary.storeCounts[view] = try store.database.scalar("SELECT COUNT(*) FROM \(view)")?.integerValue ?? 0
+            summary.storeCounts[view] = try store.scalar("SELECT COUNT(*) FROM \(view)")?.integerValue ?? 0
         }
-        for row in try store.database.query("SELECT verification, COUNT(*) FROM transactions GROUP BY verification") {
+        for row in try store.rows("SELECT verification, COUNT(*) FROM transactions GROUP BY verification") {
             summary.verification[row[0].textValue ?? "?"] = row[1].integerValue ?? 0
         }
-        for row in try store.database.query(
+        for row in try store.rows(
             "SELECT verification_reason, COUNT(*) FROM sightings WHERE verification = 'failed' GROUP BY verification_reason"
         ) {
             summary.failedSightings[row[0].textValue ?? "?"] = row[1].integerValue ?? 0
         }
-        summary.quarantined = try store.database.scalar("SELECT COUNT(*) FROM quarantine")?.integerValue ?? 0
+        summary.quarantined = try store.scalar("SELECT COUNT(*) FROM quarantine")?.integerValue ?? 0
     }
 }
 

@@ -1,7 +1,8 @@
 import Foundation
 import Yams
 
-/// The few config keys the rules commands need (`rules`, `reference_currency`, `rule_params`), read without
+/// The few config keys the rules commands need (`rules`, `reference_currency`, `rule_params`, and a
+/// PostgreSQL `store` with its `store_password_file` and `store_tls`), read without
 /// the full config loader; relative paths resolve against the config file's folder.
 public struct RulesConfigSubset: Sendable {
     public init() {}
@@ -9,6 +10,8 @@ public struct RulesConfigSubset: Sendable {
     public var rulesFolder: URL?
     public var referenceCurrency: String?
     public var ruleParams: [String: [String: SQLValue]] = [:]
+    /// The PostgreSQL store, when the config's `store` is a `postgres://` URL.
+    public var postgres: PostgresSettings?
 
     /// Reads the keys from the config file at `path`.
     public static func load(path: String) throws -> RulesConfigSubset {
@@ -52,6 +55,24 @@ public struct RulesConfigSubset: Sendable {
                     subset.ruleParams[ruleID] = values
                 }
             default: continue
+            }
+        }
+        if let store = root[string: "store"]?.string, PostgresSettings.isURL(store) {
+            do {
+                var settings = try PostgresSettings.parse(store)
+                if let file = root[string: "store_password_file"]?.string {
+                    settings.passwordFile =
+                        URL(fileURLWithPath: file, relativeTo: url.deletingLastPathComponent()).standardizedFileURL
+                }
+                if let tls = root[string: "store_tls"]?.string {
+                    guard let mode = PostgresSettings.TLSMode(rawValue: tls) else {
+                        throw RuleEngineError(message: "--config: store_tls: expected disable, require or verify-full")
+                    }
+                    settings.tls = mode
+                }
+                subset.postgres = settings
+            } catch let error as PostgresSettings.InvalidURL {
+                throw RuleEngineError(message: "--config: store: \(error.message)")
             }
         }
         return subset
