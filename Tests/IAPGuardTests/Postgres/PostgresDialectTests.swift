@@ -94,7 +94,7 @@ import Testing
             store_tls: verify-full
             apps: [{bundle_id: com.example.coins}]
             sources:
-              - {name: backend, kind: orders, format: postgres, url: "postgres://reader@10.0.0.5/shop", query: "SELECT id AS order_id FROM orders"}
+              - {name: backend, kind: orders, format: postgres, url: "postgres://reader@backend.example/shop", query: "SELECT id AS order_id FROM orders"}
             """
         let config = try Config.parse(yaml, file: dir.appendingPathComponent("iapguard.yml"))
         let store = try #require(config.postgresStore)
@@ -104,7 +104,7 @@ import Testing
         #expect(config.storeLocation == .postgres(store))
         let source = try #require(config.sources.first)
         #expect(source.format == .postgres)
-        #expect(source.postgres?.host == "10.0.0.5")
+        #expect(source.postgres?.host == "backend.example")
         #expect(source.query == "SELECT id AS order_id FROM orders")
         #expect(throws: ConfigError.self) {
             try Config.parse(

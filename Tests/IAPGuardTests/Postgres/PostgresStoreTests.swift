@@ -135,7 +135,8 @@ struct PostgresStoreTests {
         let rowByRow = try TestPostgres.freshStore("rows")
         rowByRow.usesCopy = false
         var counts: [[WriteCounts]] = [[], [], []]
-        for (index, store) in [sqlite, copying, rowByRow].enumerated() as [(Int, any SQLBackedStore)] {
+        let stores: [any SQLBackedStore] = [sqlite, copying, rowByRow]
+        for (index, store) in stores.enumerated() {
             let runID = try store.beginRun(
                 RunStart(startedAt: 1, windowSince: nil, windowUntil: nil, configHash: "h", toolVersion: "t"))
             for batch in Self.batches() { counts[index].append(try store.write(batch, runID: runID)) }
