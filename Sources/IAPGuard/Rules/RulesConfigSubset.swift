@@ -57,14 +57,14 @@ public struct RulesConfigSubset: Sendable {
             default: continue
             }
         }
-        if let store = root[string: "store"]?.string, PostgresSettings.isURL(store) {
+        if let store = root["store"]?.string, PostgresSettings.isURL(store) {
             do {
                 var settings = try PostgresSettings.parse(store)
-                if let file = root[string: "store_password_file"]?.string {
+                if let file = root["store_password_file"]?.string {
                     settings.passwordFile =
                         URL(fileURLWithPath: file, relativeTo: url.deletingLastPathComponent()).standardizedFileURL
                 }
-                if let tls = root[string: "store_tls"]?.string {
+                if let tls = root["store_tls"]?.string {
                     guard let mode = PostgresSettings.TLSMode(rawValue: tls) else {
                         throw RuleEngineError(message: "--config: store_tls: expected disable, require or verify-full")
                     }

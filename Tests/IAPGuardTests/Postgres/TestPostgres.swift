@@ -124,25 +124,35 @@ enum TestPostgres {
     }
 
     /// Runs a program (as `user` through `runuser` when given) and throws with its output when it fails.
+    ///
+    /// `posix_spawn` and `waitpid` rather than Foundation's `Process`: `pg_ctl start` leaves a server
+    /// running, and waiting through `Process` from a test's cooperative thread could hang.
     static func run(_ program: String, _ arguments: [String], as user: String?) throws {
-        let process = Process()
-        if let user {
-            process.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
-            process.arguments = ["-u", user, "--", program] + arguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: program)
-            process.arguments = arguments
+        let argv = user.map { ["/usr/sbin/runuser", "-u", $0, "--", program] + arguments } ?? [program] + arguments
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("iapguard-pg-cmd-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: log) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, log.path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        var cArguments = argv.map { strdup($0) } + [nil]
+        defer { for pointer in cArguments { free(pointer) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, argv[0], &actions, nil, &cArguments, environ)
+        guard spawned == 0 else {
+            throw TestPostgresUnavailable(message: "cannot run \(argv[0]): \(String(cString: strerror(spawned)))")
         }
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        let exited = (status & 0x7f) == 0
+        let code = (status >> 8) & 0xff
+        guard exited, code == 0 else {
+            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
             throw TestPostgresUnavailable(
-                message: "\(URL(fileURLWithPath: program).lastPathComponent) failed: \(text.suffix(400))")
+                message:
+                    "\(URL(fileURLWithPath: program).lastPathComponent) failed (status \(status)): \(text.suffix(400))")
         }
     }
 
