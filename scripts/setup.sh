@@ -2,7 +2,10 @@
 # Installs the system packages iapguard builds against, if they are missing (Debian/Ubuntu).
 set -euo pipefail
 need=()
-for pkg in libsqlite3-dev libcurl4-openssl-dev; do
+pkgs=(libsqlite3-dev libcurl4-openssl-dev)
+# CI runs the PostgreSQL store tests against a throwaway server (initdb + pg_ctl from Debian's package).
+[ "${CI:-}" = "true" ] && pkgs+=(postgresql)
+for pkg in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

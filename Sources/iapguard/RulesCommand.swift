@@ -18,6 +18,13 @@ struct RulesCommand: ParsableCommand {
         @Option(name: .long, help: "The config file: its `rules`, `reference_currency` and `rule_params` are used.")
         var config: String?
 
+        @Option(
+            name: .long,
+            help:
+                "validate: also plan every query on this PostgreSQL database (postgres://user@host/db; default: the config's store when it is one)."
+        )
+        var postgres: String?
+
         /// The rules folder and the config, if one was given.
         func resolve() throws -> (folder: URL, config: Config?) {
             let loaded = try RulesCommand.loadConfig(config)
@@ -73,8 +80,10 @@ struct RulesCommand: ParsableCommand {
             let (folder, config) = try options.resolve()
             let (rules, errors) = RuleSet.load(from: folder)
             printLoadErrors(errors)
-            let issues = try RuleValidator(paramOverrides: config?.ruleParams ?? [:])
+            let postgres = try options.postgres.map(PostgresSettings.parse) ?? config?.postgresStore
+            let issues = try RuleValidator(paramOverrides: config?.ruleParams ?? [:], postgres: postgres)
                 .validate(rules, now: Int64(Date().timeIntervalSince1970 * 1000))
+            if let postgres { print("checked against PostgreSQL: \(postgres)") }
             for issue in issues { print(issue) }
             let errorCount = errors.count + issues.filter { $0.severity == .error }.count
             let warningCount = issues.filter { $0.severity == .warning }.count

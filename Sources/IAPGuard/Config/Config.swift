@@ -33,17 +33,21 @@ public struct Config: Sendable {
             case credits
         }
         public enum Format: String, Sendable, CaseIterable {
-            case jsonl, csv, sqlite
+            case jsonl, csv, sqlite, postgres
         }
         public var name: String
         public var kind: Kind
         public var format: Format
         public var path: URL
         public var query: String?
+        /// The backend database of a `format: postgres` source (its `url`, `password_file`, `tls`).
+        public var postgres: PostgresSettings? = nil
     }
 
     public var file: URL
     public var storePath: URL
+    /// The PostgreSQL store when `store` is a `postgres://` URL (then ``storePath`` is unused).
+    public var postgresStore: PostgresSettings? = nil
     public var rulesDirectory: URL?
     public var reportsDirectory: URL
     public var referenceCurrency: String
@@ -66,7 +70,7 @@ public struct Config: Sendable {
 
     static let topLevelKeys: Set<String> = [
         "store", "rules", "reports", "reference_currency", "fx_rates", "trust", "trust_apple_root", "apps", "testers",
-        "rule_params", "sources", "app_store_api", "fx", "lookback_hours",
+        "rule_params", "sources", "app_store_api", "fx", "lookback_hours", "store_password_file", "store_tls",
     ]
 
     /// Loads and validates the config at `url`.
@@ -100,6 +104,9 @@ public struct Config: Sendable {
         try reader.rejectUnknown(top, allowed: topLevelKeys, at: nil)
 
         let storeText = try reader.string(top, "store", at: nil) ?? "state/iapguard.sqlite"
+        let postgresStore = try reader.postgres(
+            url: PostgresSettings.isURL(storeText) ? storeText : nil, passwordFile: top["store_password_file"],
+            tls: top["store_tls"], at: "store")
         let rules = try reader.string(top, "rules", at: nil).map(reader.resolve)
         let reports = reader.resolve(try reader.string(top, "reports", at: nil) ?? "reports")
         let currency = try reader.string(top, "reference_currency", at: nil) ?? "USD"
@@ -149,7 +156,9 @@ public struct Config: Sendable {
             throw ConfigError(file: path, key: "lookback_hours", message: "expected a whole number of hours, 0 or more")
         }
         var config = Config(
-            file: file, storePath: reader.resolve(storeText), rulesDirectory: rules, reportsDirectory: reports,
+            file: file,
+            storePath: reader.resolve(postgresStore == nil ? storeText : "state/iapguard.sqlite"),
+            postgresStore: postgresStore, rulesDirectory: rules, reportsDirectory: reports,
             referenceCurrency: currency, fxRatesFile: fx, trustedRootFiles: trust, trustAppleRoot: trustApple,
             apps: apps,
             testers: testers, ruleParams: ruleParams, sources: sources, lookbackHours: lookback,
@@ -310,7 +319,8 @@ struct ConfigReader {
 
     func source(_ value: Any, at: String) throws -> Config.Source {
         let map = try mapping(value, at: at)
-        try rejectUnknown(map, allowed: ["name", "kind", "format", "path", "query"], at: at)
+        try rejectUnknown(
+            map, allowed: ["name", "kind", "format", "path", "query", "url", "password_file", "tls"], at: at)
         let kindText = try requiredString(map, "kind", at: at)
         guard let kind = Config.Source.Kind(rawValue: kindText) else {
             throw ConfigError(
@@ -323,18 +333,61 @@ struct ConfigReader {
         guard let format = Config.Source.Format(rawValue: formatText) else {
             throw ConfigError(
                 file: file, key: "\(at).format",
-                message: "unknown format '\(formatText)' (expected jsonl, csv or sqlite)")
+                message: "unknown format '\(formatText)' (expected jsonl, csv, sqlite or postgres)")
         }
         if format != .jsonl, kind != .orders, kind != .credits {
             throw ConfigError(file: file, key: "\(at).format", message: "\(kind.rawValue) sources are JSON Lines only")
         }
         let query = try string(map, "query", at: at)
-        if format == .sqlite, query == nil {
-            throw ConfigError(file: file, key: "\(at).query", message: "a sqlite source needs a query")
+        if format == .sqlite || format == .postgres, query == nil {
+            throw ConfigError(file: file, key: "\(at).query", message: "a \(format.rawValue) source needs a query")
+        }
+        if format == .postgres {
+            guard let url = try string(map, "url", at: at) else {
+                throw ConfigError(file: file, key: "\(at).url", message: "a postgres source needs a postgres:// url")
+            }
+            let settings = try postgres(url: url, passwordFile: map["password_file"], tls: map["tls"], at: "\(at).url")
+            var source = Config.Source(
+                name: try string(map, "name", at: at) ?? kindText, kind: kind, format: format, path: base,
+                query: query)
+            source.postgres = settings
+            return source
         }
         return Config.Source(
             name: try string(map, "name", at: at) ?? kindText, kind: kind, format: format,
             path: resolve(try requiredString(map, "path", at: at)), query: query)
+    }
+
+    /// PostgreSQL settings from a URL plus the password-file and TLS keys (`nil` when `url` is `nil`).
+    func postgres(url: String?, passwordFile: Any?, tls: Any?, at key: String) throws -> PostgresSettings? {
+        guard let url else {
+            if passwordFile != nil || tls != nil {
+                throw ConfigError(
+                    file: file, key: key, message: "password file and TLS options need a postgres:// URL")
+            }
+            return nil
+        }
+        var settings: PostgresSettings
+        do {
+            settings = try PostgresSettings.parse(url)
+        } catch let error as PostgresSettings.InvalidURL {
+            throw ConfigError(file: file, key: key, message: error.message)
+        }
+        if let passwordFile {
+            guard let path = passwordFile as? String, !path.isEmpty else {
+                throw ConfigError(file: file, key: key, message: "the password file must be a path")
+            }
+            settings.passwordFile = resolve(path)
+        }
+        if let tls {
+            let modes = PostgresSettings.TLSMode.allCases.map(\.rawValue)
+            guard let text = tls as? String, let mode = PostgresSettings.TLSMode(rawValue: text) else {
+                throw ConfigError(
+                    file: file, key: key, message: "TLS mode: expected one of \(modes.joined(separator: ", "))")
+            }
+            settings.tls = mode
+        }
+        return settings
     }
 
     private func typeName(_ value: Any) -> String {

@@ -38,6 +38,10 @@ public struct SourceIngestor {
         skipUnchanged: Bool = true, fileDone: (URL) throws -> Void = { _ in }
     ) throws -> WriteCounts {
         var skipped = WriteCounts()
+        if source.format == .postgres {
+            try ingestPostgres(sink: sink, shouldStop: shouldStop)
+            return skipped
+        }
         for file in try files() {
             if shouldStop() { break }
             let state = try fileState(of: file)
@@ -166,6 +170,8 @@ public struct SourceIngestor {
                 throw SourceError(
                     source: source.name, message: "\(file.path): the configured query failed: \(error.message)")
             }
+        case .postgres:
+            throw SourceError(source: source.name, message: "a postgres source is read from its url, not a file")
         }
         try flush()
     }

@@ -11,24 +11,25 @@ import Foundation
 /// `finding_run` and `rule_run` rows, and marks the run `superseded`. All of this happens inside the rule
 /// stage's transaction, so a crash leaves either the old or the new state.
 struct FindingRewind {
-    let database: SQLiteDatabase
+    let database: any SQLExecutor
 
     /// Creates the undo table if missing (a pipeline-private table; not part of the documented views).
     func prepare() throws {
         try database.execute(
-            """
-            CREATE TABLE IF NOT EXISTS finding_undo (
-                run_id INTEGER NOT NULL,
-                finding_id TEXT NOT NULL,
-                pre_image TEXT,
-                PRIMARY KEY (run_id, finding_id)
-            )
-            """)
+            database.dialect.ddl(
+                """
+                CREATE TABLE IF NOT EXISTS finding_undo (
+                    run_id INTEGER NOT NULL,
+                    finding_id TEXT NOT NULL,
+                    pre_image TEXT,
+                    PRIMARY KEY (run_id, finding_id)
+                )
+                """))
     }
 
     /// The columns of the `finding` table, read from the schema so later migrations are covered.
     func findingColumns() throws -> [String] {
-        try database.query("PRAGMA table_info(finding)").compactMap { $0[1].textValue }
+        try database.columnNames(of: "finding")
     }
 
     /// Rewinds every run (other than `currentRunID`) that finished its rule stage and whose window ends
@@ -46,37 +47,69 @@ struct FindingRewind {
         guard !runs.isEmpty else { return [] }
         let columns = try findingColumns()
         let restore =
-            "INSERT OR REPLACE INTO finding (\(columns.joined(separator: ", "))) SELECT "
-            + columns.map { "json_extract(?1, '$.\"\($0)\"')" }.joined(separator: ", ")
+            "INSERT INTO finding (\(columns.joined(separator: ", "))) VALUES ("
+            + columns.map { _ in "?" }.joined(separator: ", ") + ") ON CONFLICT (finding_id) DO UPDATE SET "
+            + columns.filter { $0 != "finding_id" }.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
         for runID in runs {
             for row in try database.query(
-                "SELECT finding_id, pre_image FROM finding_undo WHERE run_id = ?", [.integer(runID)])
-            {
+                "SELECT finding_id, pre_image FROM finding_undo WHERE run_id = ? ORDER BY finding_id", [.integer(runID)]
+            ) {
                 if let image = row[1].textValue {
-                    _ = try database.run(restore, [.text(image)])
+                    try database.run(restore, try Self.decode(image, columns: columns))
                 } else {
-                    _ = try database.run("DELETE FROM finding WHERE finding_id = ?", [row[0]])
+                    try database.run("DELETE FROM finding WHERE finding_id = ?", [row[0]])
                 }
             }
             for table in ["finding_run", "rule_run", "finding_undo"] {
-                _ = try database.run("DELETE FROM \(table) WHERE run_id = ?", [.integer(runID)])
+                try database.run("DELETE FROM \(table) WHERE run_id = ?", [.integer(runID)])
             }
-            _ = try database.run(
-                "UPDATE run SET status = 'superseded' WHERE run_id = ?", [.integer(runID)])
+            try database.run("UPDATE run SET status = 'superseded' WHERE run_id = ?", [.integer(runID)])
         }
         return runs
     }
 
-    /// Keeps the current image of each finding row `runID` is about to write.
+    /// Keeps the current image of each finding row `runID` is about to write (the first image wins when
+    /// a run is resumed after a crash: it is the state before the run).
     func remember(findingIDs: [String], runID: Int64) throws {
         let columns = try findingColumns()
-        let image = "json_object(" + columns.map { "'\($0)', \($0)" }.joined(separator: ", ") + ")"
+        let select = "SELECT \(columns.joined(separator: ", ")) FROM finding WHERE finding_id = ?"
         for id in Set(findingIDs).sorted() {
-            _ = try database.run(
+            let image = try database.query(select, [.text(id)]).first.map { Self.encode($0, columns: columns) }
+            try database.run(
                 """
-                INSERT OR IGNORE INTO finding_undo (run_id, finding_id, pre_image)
-                VALUES (?1, ?2, (SELECT \(image) FROM finding WHERE finding_id = ?2))
-                """, [.integer(runID), .text(id)])
+                INSERT INTO finding_undo (run_id, finding_id, pre_image) VALUES (?, ?, ?)
+                ON CONFLICT (run_id, finding_id) DO NOTHING
+                """, [.integer(runID), .text(id), .of(image)])
+        }
+    }
+
+    /// A row as JSON text: column → `{"i": n}`, `{"r": x}`, `{"s": "…"}` or null, so
+    /// the exact SQL types come back on restore, on any engine.
+    static func encode(_ row: [SQLValue], columns: [String]) -> String {
+        var object: [String: Any] = [:]
+        for (column, value) in zip(columns, row) {
+            switch value {
+            case .null: object[column] = NSNull()
+            case .integer(let v): object[column] = ["i": v]
+            case .real(let v): object[column] = ["r": v]
+            case .text(let v): object[column] = ["s": v]
+            }
+        }
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// The values of `columns` from an image made by ``encode(_:columns:)``.
+    static func decode(_ image: String, columns: [String]) throws -> [SQLValue] {
+        guard let object = try JSONSerialization.jsonObject(with: Data(image.utf8)) as? [String: Any] else {
+            throw StoreError(message: "finding_undo: a pre-image is not a JSON object")
+        }
+        return columns.map { column in
+            guard let cell = object[column] as? [String: Any] else { return .null }
+            if let v = cell["i"] as? NSNumber { return .integer(v.int64Value) }
+            if let v = cell["r"] as? NSNumber { return .real(v.doubleValue) }
+            if let v = cell["s"] as? String { return .text(v) }
+            return .null
         }
     }
 }

@@ -6,7 +6,7 @@ extension Pipeline {
     /// the rewind of earlier runs of this window) commit only after the report folder is in place, and the
     /// run is `ok` only if all of it happened.
     func evaluateReportAndFinish(
-        store: SQLiteStore, window: RunWindow, options: Options, writesReports: Bool, summary: inout RunSummary
+        store: any SQLBackedStore, window: RunWindow, options: Options, writesReports: Bool, summary: inout RunSummary
     ) throws {
         guard let rulesDirectory = config.rulesDirectory else {
             try finish(store, &summary)
@@ -17,10 +17,10 @@ extension Pipeline {
             summary.ruleErrors.append("\(error)")
             logger.error("rule file rejected", metadata: ["error": "\(error)"])
         }
-        let rewind = FindingRewind(database: store.database)
+        let rewind = FindingRewind(database: store.connection)
         try rewind.prepare()
         let runID = summary.runID
-        try store.database.transaction {
+        try store.connection.transaction {
             summary.rewoundRunIDs = try rewind.rewind(runsEndingAtOrAfter: window.until, currentRunID: runID)
             if !summary.rewoundRunIDs.isEmpty {
                 logger.info(
@@ -90,7 +90,7 @@ extension Pipeline {
     /// Writes the window's report folder. Everything in it comes from the store's data and the window: the
     /// report id is the window's (``RunWindow/reportID``), run ids in findings are mapped to their runs'
     /// report ids, times are the window's, and the sources show what the store holds from each of them.
-    func writeReport(store: SQLiteStore, rules: [Rule], result: RuleRunResult, window: RunWindow) throws -> URL {
+    func writeReport(store: any SQLBackedStore, rules: [Rule], result: RuleRunResult, window: RunWindow) throws -> URL {
         let reportID = window.reportID
         let reportIDs = try reportIDsByRun(store)
         let findings = result.findings.map { original -> Finding in
@@ -117,9 +117,10 @@ extension Pipeline {
     }
 
     /// Store run id → the report id of its window.
-    func reportIDsByRun(_ store: SQLiteStore) throws -> [Int64: Int64] {
+    func reportIDsByRun(_ store: any SQLBackedStore) throws -> [Int64: Int64] {
         var out: [Int64: Int64] = [:]
-        for row in try store.database.query("SELECT run_id, window_until FROM run WHERE window_until IS NOT NULL") {
+        for row in try store.connection.query("SELECT run_id, window_until FROM run WHERE window_until IS NOT NULL", [])
+        {
             if let id = row[0].integerValue, let until = row[1].integerValue {
                 out[id] = RunWindow.reportID(until: until)
             }
@@ -130,22 +131,22 @@ extension Pipeline {
     /// Each configured source as the store holds it: records kept, records quarantined, and the time of its
     /// latest record as the watermark. Per-run read counts stay out of the report (they differ between a
     /// run and its re-run); they are in the run summary, the `run_source` table and the metrics file.
-    func storedSources(_ store: SQLiteStore) throws -> [ReportInput.Source] {
+    func storedSources(_ store: any SQLBackedStore) throws -> [ReportInput.Source] {
         var stored: [String: (count: Int, latest: Int64?)] = [:]
-        for row in try store.database.query(
+        for row in try store.connection.query(
             """
             SELECT source_name, COUNT(*), MAX(t) FROM (
                 SELECT source_name, COALESCE(signed_date, purchase_date, received_at) AS t FROM apple_sighting
                 UNION ALL SELECT source_name, created_at FROM backend_order
                 UNION ALL SELECT source_name, credited_at FROM credit
-                UNION ALL SELECT source_name, signed_date FROM notification)
+                UNION ALL SELECT source_name, signed_date FROM notification) AS stored
             GROUP BY source_name
-            """)
+            """, [])
         {
             stored[row[0].textValue ?? ""] = (Int(row[1].integerValue ?? 0), row[2].integerValue)
         }
         var quarantined: [String: Int] = [:]
-        for row in try store.database.query("SELECT source_name, COUNT(*) FROM quarantine GROUP BY source_name") {
+        for row in try store.connection.query("SELECT source_name, COUNT(*) FROM quarantine GROUP BY source_name", []) {
             quarantined[row[0].textValue ?? ""] = Int(row[1].integerValue ?? 0)
         }
         return config.sources.map { source in
@@ -157,9 +158,9 @@ extension Pipeline {
         }
     }
 
-    func quarantineCounts(_ store: SQLiteStore) throws -> [ReportInput.QuarantineCount] {
-        try store.database.query(
-            "SELECT source_name, reason, COUNT(*) FROM quarantine GROUP BY source_name, reason ORDER BY 1, 2"
+    func quarantineCounts(_ store: any SQLBackedStore) throws -> [ReportInput.QuarantineCount] {
+        try store.connection.query(
+            "SELECT source_name, reason, COUNT(*) FROM quarantine GROUP BY source_name, reason ORDER BY 1, 2", []
         ).map {
             .init(sourceName: $0[0].textValue ?? "", reason: $0[1].textValue ?? "", count: Int($0[2].integerValue ?? 0))
         }

@@ -59,7 +59,12 @@ public struct Pipeline {
     /// Runs the job. A dry run works on a temporary copy of the store and writes nothing.
     public func run(_ options: Options = Options(), shouldStop: @escaping () -> Bool = { false }) throws -> RunSummary {
         guard options.dryRun else {
-            return try execute(options, storePath: config.storePath.path, writesReports: true, shouldStop: shouldStop)
+            return try execute(options, location: config.storeLocation, writesReports: true, shouldStop: shouldStop)
+        }
+        guard case .sqlite = config.storeLocation else {
+            throw ConfigError(
+                file: config.file.path, key: "store",
+                message: "--dry-run works on a copy of a SQLite store; it is not supported with a PostgreSQL store")
         }
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent(
             "iapguard-dry-run-\(UUID().uuidString)", isDirectory: true)
@@ -68,7 +73,8 @@ public struct Pipeline {
         let copy = scratch.appendingPathComponent("store.sqlite").path
         try Self.copyStore(from: config.storePath.path, to: copy)
         logger.info("dry run: working on a copy of the store", metadata: ["copy": "\(copy)"])
-        var summary = try execute(options, storePath: copy, writesReports: false, shouldStop: shouldStop)
+        var summary = try execute(
+            options, location: .sqlite(path: copy), writesReports: false, shouldStop: shouldStop)
         summary.dryRun = true
         summary.storePath = config.storePath.path
         return summary
@@ -81,13 +87,24 @@ public struct Pipeline {
         _ = try database.run("VACUUM INTO ?", [.text(destination)])
     }
 
-    /// The run proper on the store at `storePath`.
+    /// The run proper on the store at `location`.
     func execute(
-        _ options: Options, storePath: String, writesReports: Bool, shouldStop: @escaping () -> Bool
+        _ options: Options, location: StoreLocation, writesReports: Bool, shouldStop: @escaping () -> Bool
     ) throws -> RunSummary {
-        let lock = try RunLock(path: storePath + ".lock")
+        let store: any SQLBackedStore
+        let lock: AnyObject
+        switch location {
+        case .sqlite(let path):
+            // The lock comes first: a second run must not even open (or create) the store.
+            lock = try RunLock(path: path + ".lock")
+            store = try SQLiteStore(path: path)
+        case .postgres(let settings):
+            let postgres = try PostgresStore(settings: settings)
+            lock = try postgres.acquireRunLock()
+            store = postgres
+        }
         defer { withExtendedLifetime(lock) {} }
-        let store = try SQLiteStore(path: storePath)
+        let storePath = store.location
         try store.migrate()
         let startedAt = Clock.nowMillis()
         let window = try RunWindow.resolve(
@@ -146,13 +163,15 @@ public struct Pipeline {
     /// process is gone), `stopped` on a signal or `failed` — so that the records it committed and the records
     /// this run adds carry the same run id, exactly as if it had not been interrupted. Returns its id and
     /// former status, or nil when the latest run completed (a new run is started).
-    func resumeInterruptedRun(_ store: SQLiteStore, _ start: RunStart) throws -> (runID: Int64, status: String)? {
+    func resumeInterruptedRun(_ store: any SQLBackedStore, _ start: RunStart) throws -> (runID: Int64, status: String)?
+    {
         guard
-            let row = try store.database.query("SELECT run_id, status FROM run ORDER BY run_id DESC LIMIT 1").first,
+            let row = try store.connection.query("SELECT run_id, status FROM run ORDER BY run_id DESC LIMIT 1", [])
+                .first,
             let runID = row[0].integerValue, let status = row[1].textValue,
             ["running", "stopped", "failed"].contains(status)
         else { return nil }
-        _ = try store.database.run(
+        _ = try store.connection.run(
             """
             UPDATE run SET status = 'running', started_at = ?, finished_at = NULL, window_since = ?,
                 window_until = ?, config_hash = ?, tool_version = ?, summary_json = NULL
@@ -169,7 +188,7 @@ public struct Pipeline {
     }
 
     /// Loads the config's apps, catalog, testers and FX rates (one transaction).
-    func loadReferenceData(_ store: SQLiteStore) throws {
+    func loadReferenceData(_ store: any SQLBackedStore) throws {
         var reference = config.referenceData
         if let fx = config.fxRatesFile {
             reference.fxRates = try FXRateFile.load(fx, source: fx.lastPathComponent)
@@ -180,7 +199,7 @@ public struct Pipeline {
 
     /// Ingests every configured source in order; stops between batches when asked.
     func ingestSources(
-        store: SQLiteStore, runID: Int64, options: Options, summary: inout RunSummary,
+        store: any SQLBackedStore, runID: Int64, options: Options, summary: inout RunSummary,
         shouldStop: @escaping () -> Bool
     ) throws {
         for source in config.sources {
@@ -198,7 +217,7 @@ public struct Pipeline {
 
     /// Ingests one source: each batch in its own transaction, the source's counts after its data.
     func ingestSource(
-        _ source: Config.Source, store: SQLiteStore, runID: Int64, options: Options, summary: inout RunSummary,
+        _ source: Config.Source, store: any SQLBackedStore, runID: Int64, options: Options, summary: inout RunSummary,
         shouldStop: @escaping () -> Bool
     ) throws {
         var counts = WriteCounts()
@@ -242,24 +261,29 @@ public struct Pipeline {
     }
 
     /// Closes the run record with the summary's status.
-    func finish(_ store: SQLiteStore, _ summary: inout RunSummary) throws {
+    func finish(_ store: any SQLBackedStore, _ summary: inout RunSummary) throws {
         summary.finishedAt = Clock.nowMillis()
         try store.finishRun(
             summary.runID, status: summary.status, finishedAt: summary.finishedAt, summaryJSON: summary.jsonText())
     }
 
-    func fillStoreCounts(_ store: SQLiteStore, into summary: inout RunSummary) throws {
+    func fillStoreCounts(_ store: any SQLBackedStore, into summary: inout RunSummary) throws {
         for view in ["transactions", "sightings", "orders", "credits", "notifications", "refunds"] {
-            summary.storeCounts[view] = try store.database.scalar("SELECT COUNT(*) FROM \(view)")?.integerValue ?? 0
+            summary.storeCounts[view] =
+                try (store.connection.query("SELECT COUNT(*) FROM \(view)", []).first?.first)?.integerValue ?? 0
         }
-        for row in try store.database.query("SELECT verification, COUNT(*) FROM transactions GROUP BY verification") {
+        for row in try store.connection.query(
+            "SELECT verification, COUNT(*) FROM transactions GROUP BY verification", [])
+        {
             summary.verification[row[0].textValue ?? "?"] = row[1].integerValue ?? 0
         }
-        for row in try store.database.query(
-            "SELECT verification_reason, COUNT(*) FROM sightings WHERE verification = 'failed' GROUP BY verification_reason"
-        ) {
+        for row in try store.connection.query(
+            "SELECT verification_reason, COUNT(*) FROM sightings WHERE verification = 'failed' GROUP BY verification_reason",
+            [])
+        {
             summary.failedSightings[row[0].textValue ?? "?"] = row[1].integerValue ?? 0
         }
-        summary.quarantined = try store.database.scalar("SELECT COUNT(*) FROM quarantine")?.integerValue ?? 0
+        summary.quarantined =
+            try (store.connection.query("SELECT COUNT(*) FROM quarantine", []).first?.first)?.integerValue ?? 0
     }
 }

@@ -22,12 +22,13 @@ public struct RunWindow: Sendable, Hashable, Codable {
 
     /// Resolves the window of a run from the options, the store's run records and the wall clock.
     static func resolve(
-        options: Pipeline.Options, store: SQLiteStore, lookbackHours: Int64, now: Int64
+        options: Pipeline.Options, store: any SQLBackedStore, lookbackHours: Int64, now: Int64
     ) throws -> RunWindow {
         let until = options.until ?? now
-        let watermark = try store.database.scalar(
-            "SELECT MAX(window_until) FROM run WHERE status = 'ok' AND window_until < ?", [.integer(until)]
-        )?.integerValue
+        let watermark = try
+            (store.connection.query(
+                "SELECT MAX(window_until) FROM run WHERE status = 'ok' AND window_until < ?", [.integer(until)]
+            ).first?.first)?.integerValue
         if let since = options.since {
             guard since < until else {
                 throw WindowError(message: "--since must be before --until (the window is [since, until))")

@@ -77,7 +77,8 @@ public final class RuleEngine {
             overrides: overrides, now: now, since: since, referenceCurrency: referenceCurrency)
         let clock = ContinuousClock()
         let start = clock.now
-        defer {
+        // Set explicitly (a `defer` would run after `evaluation` was already copied out by `return`).
+        func recordQueryTime() {
             let elapsed = start.duration(to: clock.now)
             evaluation.stats.queryMillis =
                 Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
@@ -98,8 +99,10 @@ public final class RuleEngine {
             }
         } catch {
             evaluation.stats.error = "\(error)"
+            recordQueryTime()
             return evaluation
         }
+        recordQueryTime()
 
         let prior: [String: Finding]
         do {

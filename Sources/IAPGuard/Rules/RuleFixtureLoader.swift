@@ -26,10 +26,10 @@ public struct RuleFixtureLoader {
         public var description: String { "line \(line): \(message)" }
     }
 
-    let database: SQLiteDatabase
+    let database: any SQLExecutor
     private var counter = 0
 
-    public init(database: SQLiteDatabase) {
+    public init(database: any SQLExecutor) {
         self.database = database
     }
 
@@ -43,7 +43,7 @@ public struct RuleFixtureLoader {
                     "'\(view)' is not a writable view\(hint); use one of \(Self.tables.keys.sorted().joined(separator: ", "))"
             )
         }
-        let viewColumns = Set(try database.prepare("SELECT * FROM \(view)").columnNames)
+        let viewColumns = Set(try database.columnNames(of: view))
         for row in rows {
             counter += 1
             var values: [String: SQLValue] = [:]

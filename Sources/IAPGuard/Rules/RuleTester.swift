@@ -22,6 +22,13 @@ public struct RuleTestResult: Sendable, Hashable, CustomStringConvertible {
 public struct RuleTester {
     /// Reference currency for tests (a test may set `reference_currency` in its params).
     public var referenceCurrency: String
+    /// Makes the empty, migrated store each test runs in (default: an in-memory SQLite store; the
+    /// PostgreSQL tests pass a fresh schema).
+    public var makeStore: () throws -> any SQLBackedStore = {
+        let store = try SQLiteStore(path: ":memory:")
+        try store.migrate()
+        return store
+    }
 
     public init(referenceCurrency: String = "USD") {
         self.referenceCurrency = referenceCurrency
@@ -37,9 +44,8 @@ public struct RuleTester {
         var result = RuleTestResult(
             ruleID: rule.id, file: rule.file, testName: test.name, line: test.line, failures: [])
         do {
-            let store = try SQLiteStore(path: ":memory:")
-            try store.migrate()
-            var loader = RuleFixtureLoader(database: store.database)
+            let store = try makeStore()
+            var loader = RuleFixtureLoader(database: store.connection)
             for (view, rows) in test.given {
                 do {
                     try loader.insert(view: view, rows: rows)

@@ -31,9 +31,12 @@ public struct RuleIssue: Sendable, Hashable, CustomStringConvertible {
 /// are warned about.
 public struct RuleValidator {
     public var paramOverrides: [String: [String: SQLValue]]
+    /// When set, every query is also planned on this PostgreSQL database (see ``PostgresRuleCheck``).
+    public var postgres: PostgresSettings?
 
-    public init(paramOverrides: [String: [String: SQLValue]] = [:]) {
+    public init(paramOverrides: [String: [String: SQLValue]] = [:], postgres: PostgresSettings? = nil) {
         self.paramOverrides = paramOverrides
+        self.postgres = postgres
     }
 
     /// Validates `rules` as of `now` (epoch ms; exceptions expire relative to it).
@@ -49,6 +52,10 @@ public struct RuleValidator {
                     message: "rule_params for an unknown rule"))
         }
         for rule in rules { issues += validate(rule, database: store.database, now: now) }
+        if let postgres {
+            let check = try PostgresRuleCheck(settings: postgres)
+            for rule in rules { issues += check.check(rule, overrides: paramOverrides[rule.id] ?? [:]) }
+        }
         return issues
     }
 

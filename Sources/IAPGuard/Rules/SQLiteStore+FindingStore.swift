@@ -1,18 +1,19 @@
 import Foundation
 
-extension SQLiteStore: FindingStore {
+/// Findings persistence for every SQL-backed store (SQLite and PostgreSQL run the same statements).
+extension SQLBackedStore {
     public func saveFindings(_ result: RuleRunResult, runID: Int64) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         func json<T: Encodable>(_ value: T) throws -> String {
             String(decoding: try encoder.encode(value), as: UTF8.self)
         }
-        try database.transaction {
+        try connection.transaction {
             for f in result.findings {
                 let evidence = try json(f.evidence)
                 let suppression: SQLValue = try f.suppression.map { .text(try json($0)) } ?? .null
                 let seen = f.status != .resolved
-                try database.run(
+                try connection.run(
                     """
                     INSERT INTO finding (finding_id, rule_id, rule_version, rule_title, entity_key, level, status, outcome,
                         inconclusive_reason, transaction_id, original_transaction_id, order_id, user_id, bundle_id,
@@ -30,7 +31,7 @@ extension SQLiteStore: FindingStore {
                         amount_ref = excluded.amount_ref, observed = excluded.observed, threshold = excluded.threshold,
                         summary = excluded.summary, evidence_json = excluded.evidence_json,
                         suppression_json = excluded.suppression_json,
-                        last_seen_run_id = CASE WHEN ? THEN excluded.last_seen_run_id ELSE finding.last_seen_run_id END,
+                        last_seen_run_id = CASE WHEN ? = 1 THEN excluded.last_seen_run_id ELSE finding.last_seen_run_id END,
                         last_run_id = excluded.last_run_id
                     """,
                     [
@@ -42,7 +43,7 @@ extension SQLiteStore: FindingStore {
                         .of(f.threshold), .text(f.summary), .text(evidence), suppression, .integer(f.firstSeenRunID),
                         .integer(runID), .integer(runID), .integer(seen ? 1 : 0),
                     ])
-                try database.run(
+                try connection.run(
                     """
                     INSERT INTO finding_run (run_id, finding_id, rule_id, rule_version, level, status, outcome,
                         inconclusive_reason, amount_ref, observed, threshold, summary, evidence_json)
@@ -59,7 +60,7 @@ extension SQLiteStore: FindingStore {
                     ])
             }
             for s in result.stats {
-                try database.run(
+                try connection.run(
                     """
                     INSERT INTO rule_run (run_id, rule_id, rule_version, rule_status, hits, inconclusive, suppressed,
                         resolved, error, query_millis) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)

@@ -1,5 +1,5 @@
-/// What the pipeline needs from a store. SQLite is the embedded default; the protocol is small so a
-/// PostgreSQL backend can sit behind it. Rules and reports read through ``query(_:parameters:_:)``
+/// What the pipeline needs from a store. SQLite is the embedded default, PostgreSQL the one for large
+/// estates (``SQLBackedStore`` holds the statements both share). Rules and reports read through ``query(_:parameters:_:)``
 /// against the documented views only.
 public protocol PurchaseStore: AnyObject {
     /// Brings the schema to ``Schema/latestVersion``.
@@ -24,6 +24,25 @@ public protocol PurchaseStore: AnyObject {
     ) throws
     /// Runs `body` in one store transaction.
     func inTransaction<T>(_ body: () throws -> T) throws -> T
+    /// Where the store is, for logs and summaries (a file path, or a PostgreSQL URL without its password).
+    var location: String { get }
+    /// Takes the single-instance lock for a run, or throws at once when another run holds it. The lock is
+    /// held while the returned object lives.
+    func acquireRunLock() throws -> AnyObject
+}
+
+extension PurchaseStore {
+    /// Every row of a read-only query with named parameters.
+    public func rows(_ sql: String, _ parameters: [String: SQLValue] = [:]) throws -> [[SQLValue]] {
+        var rows: [[SQLValue]] = []
+        try query(sql, parameters: parameters) { _, row in rows.append(row) }
+        return rows
+    }
+
+    /// The first column of the first row of a read-only query, or `nil`.
+    public func scalar(_ sql: String, _ parameters: [String: SQLValue] = [:]) throws -> SQLValue? {
+        try rows(sql, parameters).first?.first
+    }
 }
 
 /// The opening facts of a run.

@@ -405,6 +405,8 @@ final class FailingStore: PurchaseStore {
     }
 
     func migrate() throws { try base.migrate() }
+    var location: String { base.location }
+    func acquireRunLock() throws -> AnyObject { try base.acquireRunLock() }
     func beginRun(_ start: RunStart) throws -> Int64 { try base.beginRun(start) }
     func finishRun(_ runID: Int64, status: String, finishedAt: Int64, summaryJSON: String?) throws {
         try base.finishRun(runID, status: status, finishedAt: finishedAt, summaryJSON: summaryJSON)

@@ -1,0 +1,380 @@
+import Foundation
+
+/// A store whose tables live in a SQL database reached through a ``SQLExecutor``: the shared, portable
+/// implementation of ``PurchaseStore`` and ``FindingStore`` behind ``SQLiteStore`` and ``PostgresStore``.
+///
+/// Writes are idempotent: a record already stored with the same content changes nothing; a record whose
+/// content changed (an order paid later, a refund on a transaction) is updated and every changed field is
+/// logged in `change_log`. The canonical `apple_transaction` row is the best sighting by verification
+/// precedence, then recency. The statements are written once with `?` placeholders; the connection's
+/// ``SQLDialect`` rewrites them where the engine needs it.
+public protocol SQLBackedStore: PurchaseStore, FindingStore {
+    /// The connection every statement runs on.
+    var connection: any SQLExecutor { get }
+}
+
+extension SQLBackedStore {
+    /// The connection's dialect.
+    public var dialect: SQLDialect { connection.dialect }
+
+    // MARK: Migrations
+
+    public func migrate() throws {
+        try connection.execute(
+            dialect.ddl(
+                """
+                CREATE TABLE IF NOT EXISTS schema_migration (
+                    version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)
+                """))
+        let applied = Set(
+            try connection.query("SELECT version FROM schema_migration", []).compactMap { $0.first?.integerValue })
+        for migration in Schema.migrations where !applied.contains(Int64(migration.version)) {
+            try connection.transaction {
+                try connection.execute(dialect.ddl(migration.sql))
+                try connection.run(
+                    "INSERT INTO schema_migration (version, name, applied_at) VALUES (?, ?, ?)",
+                    [.integer(Int64(migration.version)), .text(migration.name), .integer(Clock.nowMillis())])
+            }
+        }
+    }
+
+    /// The schema version currently applied.
+    public func schemaVersion() throws -> Int {
+        Int(try connection.query("SELECT MAX(version) FROM schema_migration", []).first?.first?.integerValue ?? 0)
+    }
+
+    // MARK: Runs
+
+    public func beginRun(_ start: RunStart) throws -> Int64 {
+        let rows = try connection.query(
+            """
+            INSERT INTO run (started_at, status, window_since, window_until, config_hash, tool_version)
+            VALUES (?, 'running', ?, ?, ?, ?) RETURNING run_id
+            """,
+            [
+                .integer(start.startedAt), .of(start.windowSince), .of(start.windowUntil), .text(start.configHash),
+                .text(start.toolVersion),
+            ])
+        guard let id = rows.first?.first?.integerValue else {
+            throw StoreError(message: "the store returned no run id")
+        }
+        return id
+    }
+
+    public func finishRun(_ runID: Int64, status: String, finishedAt: Int64, summaryJSON: String?) throws {
+        try connection.run(
+            "UPDATE run SET status = ?, finished_at = ?, summary_json = ? WHERE run_id = ?",
+            [.text(status), .integer(finishedAt), .of(summaryJSON), .integer(runID)])
+    }
+
+    public func recordSourceCounts(runID: Int64, sourceName: String, sourceKind: String, counts: WriteCounts) throws {
+        try connection.run(
+            """
+            INSERT INTO run_source (run_id, source_name, source_kind, records, inserted, updated, unchanged, errors, files_skipped)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (run_id, source_name) DO UPDATE SET
+                records = run_source.records + excluded.records,
+                inserted = run_source.inserted + excluded.inserted,
+                updated = run_source.updated + excluded.updated,
+                unchanged = run_source.unchanged + excluded.unchanged,
+                errors = run_source.errors + excluded.errors,
+                files_skipped = run_source.files_skipped + excluded.files_skipped
+            """,
+            [
+                .integer(runID), .text(sourceName), .text(sourceKind), .integer(Int64(counts.records)),
+                .integer(Int64(counts.inserted)), .integer(Int64(counts.updated)), .integer(Int64(counts.unchanged)),
+                .integer(Int64(counts.errors)), .integer(Int64(counts.filesSkipped)),
+            ])
+    }
+
+    // MARK: Reference data
+
+    public func replaceReferenceData(_ data: ReferenceData) throws {
+        try connection.transaction {
+            for table in ["ref_app", "ref_product", "ref_tester", "ref_fx_rate"] {
+                try connection.run("DELETE FROM \(table)", [])
+            }
+            for app in data.apps {
+                try connection.run(
+                    "INSERT INTO ref_app (bundle_id, app_apple_id, environments) VALUES (?, ?, ?)",
+                    [.text(app.bundleID), .of(app.appAppleID), .text(app.environments.joined(separator: ","))])
+            }
+            for product in data.products {
+                try connection.run(
+                    """
+                    INSERT INTO ref_product (bundle_id, product_id, type, units, ref_price, ref_currency)
+                    VALUES (?, ?, ?, ?, ?, ?)
+                    """,
+                    [
+                        .text(product.bundleID), .text(product.productID), .text(product.type), .integer(product.units),
+                        .of(product.referencePrice), .of(product.referenceCurrency),
+                    ])
+            }
+            for tester in Set(data.testers).sorted() {
+                try connection.run("INSERT INTO ref_tester (user_id, note) VALUES (?, NULL)", [.text(tester)])
+            }
+            for rate in data.fxRates {
+                try connection.run(
+                    """
+                    INSERT INTO ref_fx_rate (currency, rate_date, per_eur, source) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (currency, rate_date) DO UPDATE SET per_eur = excluded.per_eur, source = excluded.source
+                    """,
+                    [.text(rate.currency), .integer(rate.rateDate), .real(rate.perEUR), .text(rate.source)])
+            }
+        }
+    }
+
+    // MARK: Files
+
+    public func fileState(sourceName: String, path: String) throws -> FileState? {
+        guard
+            let row = try connection.query(
+                "SELECT size, content_hash FROM file_state WHERE source_name = ? AND path = ?",
+                [.text(sourceName), .text(path)]
+            ).first,
+            let size = row[0].integerValue, let hash = row[1].textValue
+        else { return nil }
+        return FileState(path: path, size: size, contentHash: hash)
+    }
+
+    public func setFileState(_ state: FileState, sourceName: String, runID: Int64) throws {
+        try connection.run(
+            """
+            INSERT INTO file_state (source_name, path, size, content_hash, run_id) VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT (source_name, path) DO UPDATE SET
+                size = excluded.size, content_hash = excluded.content_hash, run_id = excluded.run_id
+            """,
+            [.text(sourceName), .text(state.path), .integer(state.size), .text(state.contentHash), .integer(runID)])
+    }
+
+    // MARK: Reads
+
+    public func query(
+        _ sql: String, parameters: [String: SQLValue], _ body: ([String], [SQLValue]) throws -> Void
+    ) throws {
+        try connection.query(sql, named: parameters, body)
+    }
+
+    public func inTransaction<T>(_ body: () throws -> T) throws -> T {
+        try connection.transaction(body)
+    }
+
+    // MARK: Writes
+
+    public func write(_ batch: IngestBatch, runID: Int64) throws -> WriteCounts {
+        try writeRowByRow(batch, runID: runID)
+    }
+
+    /// Writes a batch one record at a time in one transaction (the reference semantics every fast path
+    /// must match).
+    public func writeRowByRow(_ batch: IngestBatch, runID: Int64) throws -> WriteCounts {
+        try connection.transaction {
+            var counts = WriteCounts()
+            for sighting in batch.sightings { counts = counts + (try writeSighting(sighting, runID: runID)) }
+            for entry in batch.orders {
+                counts = counts + (try writeOrder(entry.order, entry.sourceName, entry.sourceRef, runID))
+            }
+            for entry in batch.credits {
+                counts = counts + (try writeCredit(entry.credit, entry.sourceName, entry.sourceRef, runID))
+            }
+            for notification in batch.notifications {
+                counts = counts + (try writeNotification(notification, runID: runID))
+            }
+            for record in batch.quarantined { counts = counts + (try writeQuarantine(record, runID: runID)) }
+            return counts
+        }
+    }
+
+    func writeQuarantine(_ record: QuarantinedRecord, runID: Int64) throws -> WriteCounts {
+        let changed = try connection.run(
+            """
+            INSERT INTO quarantine (run_id, source_name, location, reason, raw_excerpt, raw_hash)
+            VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (source_name, location, raw_hash) DO NOTHING
+            """,
+            [
+                .integer(runID), .text(record.sourceName), .text(record.location), .text(record.reason),
+                .text(record.rawExcerpt), .text(record.rawHash),
+            ])
+        return StoreRecords.one(inserted: changed > 0, error: true)
+    }
+
+    func writeSighting(_ s: AppleSighting, runID: Int64) throws -> WriteCounts {
+        let columns = StoreRecords.sightingColumns
+        let transactionValues = StoreRecords.values(of: s.transaction)
+        let values = StoreRecords.values(of: s, runID: runID)
+        let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
+        let inserted = try connection.run(
+            "INSERT INTO apple_sighting (\(columns.joined(separator: ", "))) VALUES (\(placeholders)) ON CONFLICT (sighting_id) DO NOTHING",
+            values)
+        guard inserted > 0 else { return StoreRecords.one() }
+        if s.verification.status == .failed {
+            // Quarantined: kept as a sighting, never Apple's truth.
+            return StoreRecords.one(inserted: true)
+        }
+        try mergeCanonical(s, transactionValues: transactionValues, runID: runID)
+        return StoreRecords.one(inserted: true)
+    }
+
+    func mergeCanonical(_ s: AppleSighting, transactionValues: [SQLValue], runID: Int64) throws {
+        let columns = StoreRecords.transactionColumns
+        let existing = try connection.query(
+            "SELECT \(columns.joined(separator: ", ")), verification, sighting_count, conflict_count FROM apple_transaction WHERE transaction_id = ?",
+            [.text(s.transaction.transactionID)]
+        ).first
+        let recency = s.transaction.signedDate ?? s.receivedAt ?? 0
+        guard let existing else {
+            let all = columns + StoreRecords.canonicalColumns
+            let placeholders = Array(repeating: "?", count: all.count).joined(separator: ", ")
+            try connection.run(
+                "INSERT INTO apple_transaction (\(all.joined(separator: ", "))) VALUES (\(placeholders))",
+                transactionValues + StoreRecords.canonicalValues(of: s, runID: runID))
+            return
+        }
+        let old = Array(existing[0..<columns.count])
+        let oldStatus = VerificationOutcome.Status(rawValue: existing[columns.count].textValue ?? "") ?? .unverified
+        let oldPrecedence = VerificationOutcome(status: oldStatus).precedence
+        let oldRecency = old[columns.firstIndex(of: "signed_date") ?? 0].integerValue ?? 0
+        var conflict = false
+        for (index, name) in columns.enumerated() where StoreRecords.identityColumns.contains(name) {
+            if !old[index].isNull, !transactionValues[index].isNull, old[index] != transactionValues[index] {
+                conflict = true
+            }
+        }
+        let better =
+            s.verification.precedence > oldPrecedence
+            || (s.verification.precedence == oldPrecedence && recency > oldRecency)
+        var assignments = ["sighting_count = sighting_count + 1"]
+        var parameters: [SQLValue] = []
+        if conflict { assignments.append("conflict_count = conflict_count + 1") }
+        if better {
+            for (index, name) in columns.enumerated() where index > 0 {
+                let newValue = transactionValues[index]
+                // A better copy replaces the fields it carries; it does not erase facts it lacks.
+                guard !newValue.isNull, newValue != old[index] else { continue }
+                assignments.append("\(name) = ?")
+                parameters.append(newValue)
+                try logChange(
+                    runID: runID, entity: "transaction", key: s.transaction.transactionID, field: name, old: old[index],
+                    new: newValue)
+            }
+            assignments.append("source_kind = ?")
+            parameters.append(.text(s.sourceKind.rawValue))
+            assignments.append("verification = ?")
+            parameters.append(.text(s.verification.status.rawValue))
+            assignments.append("best_sighting_id = ?")
+            parameters.append(.text(s.sightingID))
+        }
+        assignments.append("last_run_id = ?")
+        parameters.append(.integer(runID))
+        parameters.append(.text(s.transaction.transactionID))
+        try connection.run(
+            "UPDATE apple_transaction SET \(assignments.joined(separator: ", ")) WHERE transaction_id = ?", parameters)
+    }
+
+    func logChange(runID: Int64, entity: String, key: String, field: String, old: SQLValue, new: SQLValue)
+        throws
+    {
+        try connection.run(
+            "INSERT INTO change_log (run_id, entity, entity_key, field, old_value, new_value) VALUES (?, ?, ?, ?, ?, ?)",
+            [.integer(runID), .text(entity), .text(key), .text(field), .of(old.textValue), .of(new.textValue)])
+    }
+
+    func writeOrder(_ o: BackendOrder, _ sourceName: String, _ sourceRef: String, _ runID: Int64) throws
+        -> WriteCounts
+    {
+        try upsertRow(
+            table: "backend_order", entity: "order", columns: StoreRecords.orderColumns,
+            values: StoreRecords.values(of: o),
+            sourceName: sourceName, sourceRef: sourceRef, runID: runID)
+    }
+
+    func writeCredit(_ c: Credit, _ sourceName: String, _ sourceRef: String, _ runID: Int64) throws
+        -> WriteCounts
+    {
+        try upsertRow(
+            table: "credit", entity: "credit", columns: StoreRecords.creditColumns, values: StoreRecords.values(of: c),
+            sourceName: sourceName, sourceRef: sourceRef, runID: runID)
+    }
+
+    /// Inserts a row keyed by its first column, or updates it (logging each changed field) when its content
+    /// hash differs. An identical row changes nothing, not even bookkeeping columns.
+    func upsertRow(
+        table: String, entity: String, columns: [String], values: [SQLValue], sourceName: String, sourceRef: String,
+        runID: Int64
+    ) throws -> WriteCounts {
+        let rowHash = StoreRecords.rowHash(values)
+        let key = values[0]
+        let existing = try connection.query(
+            "SELECT row_hash, \(columns.joined(separator: ", ")) FROM \(table) WHERE \(columns[0]) = ?", [key]
+        ).first
+        guard let existing else {
+            let all = columns + ["source_name", "source_ref", "row_hash", "first_run_id", "last_run_id"]
+            let placeholders = Array(repeating: "?", count: all.count).joined(separator: ", ")
+            try connection.run(
+                "INSERT INTO \(table) (\(all.joined(separator: ", "))) VALUES (\(placeholders))",
+                values + [.text(sourceName), .text(sourceRef), .text(rowHash), .integer(runID), .integer(runID)])
+            return StoreRecords.one(inserted: true)
+        }
+        if existing[0].textValue == rowHash { return StoreRecords.one() }
+        var assignments: [String] = []
+        var parameters: [SQLValue] = []
+        for (index, name) in columns.enumerated() where index > 0 {
+            let old = existing[index + 1]
+            let new = values[index]
+            guard old != new else { continue }
+            assignments.append("\(name) = ?")
+            parameters.append(new)
+            try logChange(runID: runID, entity: entity, key: key.description, field: name, old: old, new: new)
+        }
+        assignments += ["source_name = ?", "source_ref = ?", "row_hash = ?", "last_run_id = ?"]
+        parameters += [.text(sourceName), .text(sourceRef), .text(rowHash), .integer(runID), key]
+        try connection.run(
+            "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE \(columns[0]) = ?", parameters)
+        return StoreRecords.one(updated: true)
+    }
+
+    func writeNotification(_ n: AppleNotification, runID: Int64) throws -> WriteCounts {
+        let columns = [
+            "notification_uuid", "notification_type", "subtype", "signed_date", "environment", "bundle_id",
+            "app_apple_id", "transaction_id", "original_transaction_id", "product_id", "revocation_date",
+            "revocation_reason", "revocation_percentage", "auto_renew_product_id", "auto_renew_status",
+            "consumption_request_reason", "verification", "verification_reason", "verification_detail", "source_name",
+            "source_ref", "payload_hash", "first_run_id",
+        ]
+        let values: [SQLValue] = [
+            .text(n.notificationUUID), .of(n.notificationType), .of(n.subtype), .of(n.signedDate), .of(n.environment),
+            .of(n.bundleID), .of(n.appAppleID), .of(n.transactionID), .of(n.originalTransactionID), .of(n.productID),
+            .of(n.revocationDate), .of(n.revocationReason), .of(n.revocationPercentage), .of(n.autoRenewProductID),
+            .of(n.autoRenewStatus), .of(n.consumptionRequestReason), .text(n.verification.status.rawValue),
+            .of(n.verification.reason), .of(n.verification.detail), .text(n.sourceName), .text(n.sourceRef),
+            .text(n.payloadHash), .integer(runID),
+        ]
+        let existing = try connection.query(
+            "SELECT verification, payload_hash FROM notification WHERE notification_uuid = ?",
+            [.text(n.notificationUUID)]
+        ).first
+        if let existing {
+            // Apple re-sends a notification with the same UUID; a verified copy replaces an unverified or
+            // failed one (the failed copy stays visible in the change log), anything else is a duplicate.
+            let oldStatus = VerificationOutcome.Status(rawValue: existing[0].textValue ?? "") ?? .unverified
+            guard n.verification.precedence > VerificationOutcome(status: oldStatus).precedence else {
+                return StoreRecords.one()
+            }
+            try logChange(
+                runID: runID, entity: "notification", key: n.notificationUUID, field: "verification", old: existing[0],
+                new: .text(n.verification.status.rawValue))
+            try connection.run("DELETE FROM notification WHERE notification_uuid = ?", [.text(n.notificationUUID)])
+        }
+        let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
+        try connection.run(
+            "INSERT INTO notification (\(columns.joined(separator: ", "))) VALUES (\(placeholders))", values)
+        return existing == nil ? StoreRecords.one(inserted: true) : StoreRecords.one(updated: true)
+    }
+}
+
+/// A store-level failure that is not an engine error (a missing generated key, a bad location).
+public struct StoreError: Error, Sendable, CustomStringConvertible {
+    public var message: String
+    public init(message: String) { self.message = message }
+    public var description: String { message }
+}
