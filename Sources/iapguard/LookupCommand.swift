@@ -83,10 +83,17 @@ struct LookupCommand: ParsableCommand {
                 fail("\(error)", LookupExitCode.badConfig)
             }
         }
-        guard let storePath = store.map({ URL(fileURLWithPath: $0).standardizedFileURL }) ?? loaded?.storePath else {
+        // A PostgreSQL store (from the config) is read over its connection; the audit log then sits beside
+        // the config file. `--store` always names a SQLite file.
+        let postgres = store == nil ? loaded?.postgresStore : nil
+        guard
+            let storePath = store.map({ URL(fileURLWithPath: $0).standardizedFileURL })
+                ?? (postgres != nil
+                    ? loaded?.file.deletingLastPathComponent().appendingPathComponent("iapguard") : loaded?.storePath)
+        else {
             throw ValidationError("no store: pass --config FILE or --store PATH (or run where ./iapguard.yml is)")
         }
-        guard FileManager.default.fileExists(atPath: storePath.path) else {
+        guard postgres != nil || FileManager.default.fileExists(atPath: storePath.path) else {
             fail(
                 "no store at \(storePath.path): nothing has been pulled yet (run `iapguard run` first)",
                 .storeUnavailable)
@@ -106,7 +113,9 @@ struct LookupCommand: ParsableCommand {
 
         let result: LookupResult
         do {
-            let opened = try SQLiteStore(path: storePath.path, readOnly: true)
+            let opened: any PurchaseStore =
+                try postgres.map { try PostgresStore(settings: $0) }
+                ?? SQLiteStore(path: storePath.path, readOnly: true)
             let graceHours = loaded?.ruleParams["IAP-014"]?["grace_hours"]?.integerValue ?? 24
             let service = LookupService(
                 store: opened, referenceCurrency: loaded?.referenceCurrency ?? "USD", appleOrderLookup: orderLookup,

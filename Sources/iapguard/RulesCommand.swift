@@ -161,13 +161,17 @@ struct RulesCommand: ParsableCommand {
             else {
                 throw ValidationError("--baseline: the config names no rules folder")
             }
-            guard FileManager.default.fileExists(atPath: storePath) else {
+            let postgres = store == nil ? loaded?.postgresStore : nil
+            guard postgres != nil || FileManager.default.fileExists(atPath: storePath) else {
                 throw ValidationError("--store: no such file: \(storePath)")
             }
             let candidate = RuleSet.load(from: URL(fileURLWithPath: rules))
             let current = RuleSet.load(from: URL(fileURLWithPath: baselinePath))
             printLoadErrors(candidate.errors + current.errors)
-            let sqlite = try SQLiteStore(path: storePath, readOnly: true)
+            // A PostgreSQL store comes from the config; `--store` names a SQLite file (opened read-only).
+            let sqlite: any PurchaseStore =
+                try postgres.map { try PostgresStore(settings: $0) }
+                ?? SQLiteStore(path: storePath, readOnly: true)
             let rows = try RuleBacktest(
                 store: sqlite, referenceCurrency: referenceCurrency ?? loaded?.referenceCurrency ?? "USD",
                 paramOverrides: loaded?.ruleParams ?? [:]

@@ -260,11 +260,15 @@ struct LookupStoreReader {
     }
 
     /// Whether a view (or table) exists: a store from before the findings migration has no `findings`.
+    /// Asked with an empty query rather than a catalog table, so it works on SQLite and PostgreSQL alike.
     func hasView(_ name: String) throws -> Bool {
-        !(try rows(
-            "SELECT name FROM sqlite_master WHERE type IN ('view', 'table') AND name = :name", ["name": .text(name)]
-        )
-        .isEmpty)
+        guard name.allSatisfy({ $0.isLetter || $0 == "_" }) else { return false }
+        do {
+            _ = try rows("SELECT 1 FROM \(name) WHERE 1 = 0", [:])
+            return true
+        } catch {
+            return false
+        }
     }
 
     private static func ref(_ r: Row) -> String {
