@@ -12,6 +12,11 @@ public struct Credit: Sendable, Hashable, Codable {
     public var reversedAt: Int64?
     /// Why it was reversed (`refund`, `rollback`, `manual`, ...).
     public var reversalReason: String?
+    /// Units of this credit the user had already spent (used up) when the backend exported it; `nil` when
+    /// the backend does not track consumption.
+    public var consumedUnits: Int64?
+    /// When the backend observed ``consumedUnits`` (epoch ms).
+    public var consumedAt: Int64?
 
     public init(creditID: String) { self.creditID = creditID }
 }

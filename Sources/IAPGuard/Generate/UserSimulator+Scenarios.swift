@@ -509,9 +509,10 @@ extension UserSimulator {
             let refundAt = at + rng.int64(20 * WorldTime.hour...40 * WorldTime.hour)
             let refunded = i < 2
             let reversedAt = refundAt + rng.int64(WorldTime.hour...6 * WorldTime.hour)
+            // The coins are spent within hours, before the refund is asked for.
             let made = try buy(
                 C.pack2500, at: at, noise: false, reversedAt: refunded ? reversedAt : nil,
-                reversalReason: refunded ? "refund" : nil)
+                reversalReason: refunded ? "refund" : nil, consumedAt: at + 3 * WorldTime.hour)
             if refunded {
                 try refund(made.tx, at: refundAt, consumptionRequest: true)
                 last = made

@@ -182,7 +182,8 @@ final class UserSimulator {
         _ product: WorldCatalog.Product, at time: Int64, channel: Channel? = nil,
         storefront: WorldCatalog.Storefront? = nil, environment: String = "Production", buyer: UserProfile? = nil,
         credited: Bool = true, quantity: Int64 = 1, userCountry: String? = nil, noise: Bool = true,
-        token: String? = nil, creditUnits: Int64? = nil, reversedAt: Int64? = nil, reversalReason: String? = nil
+        token: String? = nil, creditUnits: Int64? = nil, reversedAt: Int64? = nil, reversalReason: String? = nil,
+        consumedAt: Int64? = nil
     ) throws -> Made {
         let owner = buyer ?? user
         let ch = channel ?? (owner.storeKit2 ? .jws : .legacy)
@@ -235,6 +236,10 @@ final class UserSimulator {
             if let reversedAt, reversedAt < p.end {
                 credit.reversedAt = reversedAt
                 credit.reversalReason = reversalReason
+            }
+            if let consumedAt, consumedAt < p.end {
+                credit.consumedUnits = credit.units
+                credit.consumedAt = max(consumedAt, creditAt)
             }
             made.credit = credit
             try sink.credit(credit)

@@ -90,12 +90,17 @@ final class WorldSink {
 
     /// A ledger entry.
     func credit(_ c: Credit) throws {
-        let line = WorldJSON.obj([
+        var fields: [(String, WorldJSON?)] = [
             ("credit_id", .string(c.creditID)), ("transaction_id", .str(c.transactionID)),
             ("order_id", .str(c.orderID)), ("user_id", .str(c.userID)), ("product_id", .str(c.productID)),
             ("units", .num(c.units)), ("credited_at", .num(c.creditedAt)),
             ("reversed_at", c.reversedAt.map { .int($0) } ?? .null), ("reversal_reason", .str(c.reversalReason)),
-        ])
+        ]
+        // Consumption only where the simulated backend tracked it (so other lines stay as they were).
+        if let consumed = c.consumedUnits, let at = c.consumedAt {
+            fields += [("consumed_units", .int(consumed)), ("consumed_at", .int(at))]
+        }
+        let line = WorldJSON.obj(fields)
         try credits.writeLine(line.serialized)
     }
 

@@ -10,7 +10,7 @@ public enum BackendRowMapper {
     /// Fields a credit row may carry.
     public static let creditFields = [
         "credit_id", "transaction_id", "order_id", "user_id", "product_id", "units", "credited_at", "reversed_at",
-        "reversal_reason",
+        "reversal_reason", "consumed_units", "consumed_at",
     ]
 
     static func text(_ row: [String: String], _ key: String) -> String? {
@@ -74,6 +74,14 @@ public enum BackendRowMapper {
         c.creditedAt = try time(row, "credited_at")
         c.reversedAt = try time(row, "reversed_at")
         c.reversalReason = text(row, "reversal_reason")
+        c.consumedUnits = try integer(row, "consumed_units")
+        c.consumedAt = try time(row, "consumed_at")
+        if let consumed = c.consumedUnits, consumed < 0 {
+            throw RecordError("consumed_units: \(consumed) is negative")
+        }
+        if c.consumedUnits != nil, c.consumedAt == nil {
+            throw RecordError("consumed_at: missing (required with consumed_units: when was the spend observed?)")
+        }
         return c
     }
 

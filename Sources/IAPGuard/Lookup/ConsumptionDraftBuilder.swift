@@ -68,12 +68,27 @@ struct ConsumptionDraftBuilder {
             delivery = ("UNDELIVERED_OTHER", 5)
             basis.append("deliveryStatus: no credit stood for this transaction when Apple asked.")
         }
+        // Spending, when the backend exports it for every delivered credit (observed before Apple asked);
+        // otherwise delivery stands in for it and the approver must check the in-app balance.
+        let tracked =
+            !rightProduct.isEmpty
+            && rightProduct.allSatisfy { $0.consumedUnits != nil && ($0.consumedAt ?? .max) <= at }
+        let usedUnits =
+            tracked
+            ? rightProduct.reduce(Int64(0)) { $0 + min(max($1.consumedUnits ?? 0, 0), max($1.units ?? 0, 0)) }
+            : deliveredUnits
         let percentage: Int =
-            expected > 0 ? Int(min(deliveredUnits * 100_000 / expected, 100_000)) : (deliveredUnits > 0 ? 100_000 : 0)
+            expected > 0 ? Int(min(usedUnits * 100_000 / expected, 100_000)) : (usedUnits > 0 ? 100_000 : 0)
         let consumptionStatus = percentage == 0 ? 1 : (percentage >= 100_000 ? 3 : 2)
-        basis.append(
-            "consumptionPercentage \(percentage) (milli-percent) = \(deliveredUnits) of \(expected) units delivered and not reversed; "
-                + "the ledger records delivery, not spending: lower it if the in-app balance shows unspent units.")
+        if tracked {
+            basis.append(
+                "consumptionPercentage \(percentage) (milli-percent) = \(usedUnits) of \(expected) units spent before Apple asked, "
+                    + "from the backend's consumption data (credits.consumed_units).")
+        } else {
+            basis.append(
+                "consumptionPercentage \(percentage) (milli-percent) = \(deliveredUnits) of \(expected) units delivered and not reversed; "
+                    + "the ledger records delivery, not spending: lower it if the in-app balance shows unspent units.")
+        }
 
         // Refund preference, from the customer's history.
         let preference: (String?, Int)

@@ -80,6 +80,9 @@ public struct LookupEvidence: Sendable, Hashable, Codable {
         public var reversedAt: Int64?
         public var reversalReason: String?
         public var sourceRef: String
+        /// Units the backend saw spent, and when (only when the backend exports consumption).
+        public var consumedUnits: Int64? = nil
+        public var consumedAt: Int64? = nil
 
         /// Whether the credit stands at `now` (not reversed, or reversed only later).
         public func stands(at now: Int64) -> Bool { reversedAt.map { $0 > now } ?? true }

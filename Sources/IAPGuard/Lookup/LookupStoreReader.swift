@@ -119,7 +119,7 @@ struct LookupStoreReader {
         return try rows(
             """
             SELECT credit_id, transaction_id, order_id, user_id, product_id, units, credited_at, reversed_at,
-                   reversal_reason, source_name, source_ref
+                   reversal_reason, source_name, source_ref, consumed_units, consumed_at
             FROM credits WHERE transaction_id IN \(transactions) OR order_id IN \(orders)
             ORDER BY credited_at, credit_id
             """, p
@@ -128,7 +128,8 @@ struct LookupStoreReader {
                 creditID: r.text("credit_id") ?? "", transactionID: r.text("transaction_id"),
                 orderID: r.text("order_id"), userID: r.text("user_id"), productID: r.text("product_id"),
                 units: r.int("units"), creditedAt: r.int("credited_at"), reversedAt: r.int("reversed_at"),
-                reversalReason: r.text("reversal_reason"), sourceRef: Self.ref(r))
+                reversalReason: r.text("reversal_reason"), sourceRef: Self.ref(r),
+                consumedUnits: r.int("consumed_units"), consumedAt: r.int("consumed_at"))
         }
     }
 

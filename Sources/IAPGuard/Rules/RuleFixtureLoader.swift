@@ -15,7 +15,8 @@ public struct RuleFixtureLoader {
     /// Columns holding epoch-ms times.
     public static let timeColumns: Set<String> = [
         "purchase_date", "original_purchase_date", "expires_date", "revocation_date", "signed_date", "received_at",
-        "created_at", "credited_at", "reversed_at", "rate_date", "started_at", "finished_at", "window_since",
+        "created_at", "credited_at", "reversed_at", "consumed_at", "rate_date", "started_at", "finished_at",
+        "window_since",
         "window_until",
     ]
 

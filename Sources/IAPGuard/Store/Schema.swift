@@ -17,10 +17,22 @@ public enum Schema {
     public static let migrations: [Migration] = [
         Migration(version: 1, name: "core tables and views", sql: v1),
         FindingsSchema.migration,
+        Migration(version: 3, name: "credit consumption", sql: v3),
     ]
 
     /// The newest schema version.
     public static var latestVersion: Int { migrations.last?.version ?? 0 }
+
+    /// What the backend knows of a credit's consumption (optional columns; the `credits` view gains them).
+    static let v3 = """
+        ALTER TABLE credit ADD COLUMN consumed_units INTEGER;
+        ALTER TABLE credit ADD COLUMN consumed_at INTEGER;
+        DROP VIEW credits;
+        CREATE VIEW credits AS
+            SELECT credit_id, transaction_id, order_id, user_id, product_id, units, credited_at, reversed_at,
+                   reversal_reason, source_name, source_ref, first_run_id, last_run_id, consumed_units, consumed_at
+            FROM credit;
+        """
 
     static let v1 = """
         CREATE TABLE run (

@@ -56,13 +56,13 @@ enum StoreRecords {
 
     static let creditColumns = [
         "credit_id", "transaction_id", "order_id", "user_id", "product_id", "units", "credited_at", "reversed_at",
-        "reversal_reason",
+        "reversal_reason", "consumed_units", "consumed_at",
     ]
 
     static func values(of c: Credit) -> [SQLValue] {
         [
             .text(c.creditID), .of(c.transactionID), .of(c.orderID), .of(c.userID), .of(c.productID), .of(c.units),
-            .of(c.creditedAt), .of(c.reversedAt), .of(c.reversalReason),
+            .of(c.creditedAt), .of(c.reversedAt), .of(c.reversalReason), .of(c.consumedUnits), .of(c.consumedAt),
         ]
     }
 

@@ -77,6 +77,14 @@ struct LookupOutputTests {
         #expect(draft.basis.contains { $0.hasPrefix("DRAFT") })
     }
 
+    @Test func consumptionDraftUsesTheBackendsSpendingWhenItIsTracked() throws {
+        let result = try world().lookup("1000000000000070", consented: true)
+        let draft = try #require(result.consumptionDrafts.first)
+        #expect(draft.appleRequest?.consumptionPercentage == 40_000)
+        #expect(draft.appleRequestV1?.consumptionStatus == 2)
+        #expect(draft.basis.contains { $0.contains("40 of 100 units spent") && $0.contains("consumed_units") })
+    }
+
     @Test func textFitsEightyColumnsAndLeadsWithTheAnswer() throws {
         for id in ["1000000000000004", "1000000000000006", "u-cons", "1000000000000060", "nope-404"] {
             let text = LookupTextRenderer().render(try world().lookup(id, consented: true))

@@ -122,6 +122,16 @@ struct LookupTestWorld {
             legacy: true)
         w.credit(
             "c-b", tx: "1000000000000051", order: nil, user: "u-b", at: n - 8 * day + 60_000, product: noAds, units: 1)
+        // a consumption request where the backend tracks spending: 40 of 100 coins spent before Apple asked
+        w.purchase(
+            "1000000000000070", user: "u-half", order: "o-half", at: n - 4 * day,
+            token: "DDDDDDDD-0000-4000-8000-000000000004")
+        w.credit(
+            "c-half", tx: "1000000000000070", order: "o-half", user: "u-half", at: n - 4 * day + 60_000,
+            consumed: (40, n - 3 * day))
+        w.notification(
+            "n-half", type: "CONSUMPTION_REQUEST", tx: "1000000000000070", at: n - 2 * day,
+            reason: "UNINTENDED_PURCHASE")
         // a consumption request on a consumable of a customer with two recent refunds
         w.purchase(
             "1000000000000060", user: "u-cons", order: "o-cons", at: n - 4 * day, storefront: "TUR", currency: "TRY",
@@ -216,7 +226,7 @@ struct LookupTestWorld {
 
     mutating func credit(
         _ id: String, tx: String?, order: String?, user: String, at: Int64, product: String = pack100,
-        units: Int64 = 100, reversedAt: Int64? = nil, reason: String? = nil
+        units: Int64 = 100, reversedAt: Int64? = nil, reason: String? = nil, consumed: (Int64, Int64)? = nil
     ) {
         var c = Credit(creditID: id)
         c.transactionID = tx
@@ -227,6 +237,8 @@ struct LookupTestWorld {
         c.creditedAt = at
         c.reversedAt = reversedAt
         c.reversalReason = reason
+        c.consumedUnits = consumed?.0
+        c.consumedAt = consumed?.1
         batch.credits.append((c, "credits", "data/credits.jsonl:\(batch.credits.count + 1)"))
     }
 
