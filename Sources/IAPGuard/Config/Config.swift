@@ -62,6 +62,9 @@ public struct Config: Sendable {
         "rule_params", "sources",
     ]
 
+    /// The most YAML values (scalars, lists, mappings, aliases expanded) a config file may hold.
+    static let maxYAMLNodes = 100_000
+
     /// Loads and validates the config at `url`.
     public static func load(from url: URL) throws -> Config {
         let path = url.path
@@ -82,7 +85,15 @@ public struct Config: Sendable {
         let path = file.path
         let root: Any?
         do {
-            root = try Yams.load(yaml: text)
+            let node = try Yams.compose(yaml: text)
+            // Aliases are expanded when the tree is built: a few lines of nested aliases ("billion laughs")
+            // would expand to billions of values. A real config has a few hundred.
+            if let node, node.exceedsSize(Self.maxYAMLNodes) {
+                throw ConfigError(
+                    file: path, key: nil,
+                    message: "more than \(Self.maxYAMLNodes) YAML values once aliases are expanded")
+            }
+            root = node?.any
         } catch let error as YamlError {
             throw ConfigError(file: path, key: nil, message: "YAML syntax error: \(error)")
         }

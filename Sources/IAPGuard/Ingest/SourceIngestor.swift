@@ -78,6 +78,11 @@ public struct SourceIngestor {
                     rawHash: Hashing.sha256Hex(Data(raw))))
         }
 
+        if source.format != .sqlite, let encoding = try Self.utf16Encoding(of: file) {
+            throw SourceError(
+                source: source.name,
+                message: "\(name): the file is UTF-16 (\(encoding) byte order mark); inputs must be UTF-8")
+        }
         switch source.format {
         case .jsonl:
             try LineReader(url: file).forEachLine { line in
@@ -100,6 +105,11 @@ public struct SourceIngestor {
             try CSVReader(url: file).forEachRecord { result in
                 switch result {
                 case .failure(let error):
+                    guard header != nil else {
+                        throw SourceError(
+                            source: source.name,
+                            message: "\(name):\(error.line): the header row cannot be read: \(error.message)")
+                    }
                     quarantine("\(name):\(error.line)", error.message, Array("".utf8))
                 case .success(let record):
                     guard let columns = header else {
@@ -165,6 +175,16 @@ public struct SourceIngestor {
             }
         }
         try flush()
+    }
+
+    /// `"little-endian"` or `"big-endian"` when the file starts with a UTF-16 byte order mark.
+    static func utf16Encoding(of file: URL) throws -> String? {
+        let handle = try FileHandle(forReadingFrom: file)
+        defer { try? handle.close() }
+        let head = try handle.read(upToCount: 2) ?? Data()
+        if head == Data([0xFF, 0xFE]) { return "little-endian" }
+        if head == Data([0xFE, 0xFF]) { return "big-endian" }
+        return nil
     }
 
     func parseLine(_ bytes: ArraySlice<UInt8>, location: String, into batch: inout IngestBatch) throws {
