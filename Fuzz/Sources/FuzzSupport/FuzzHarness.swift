@@ -50,8 +50,10 @@ public enum FuzzHarness {
             .appendingPathComponent("corpus/test-root.der")
         var roots = [AppleRootCertificates.appleRootCAG3DER]
         if let der = try? Data(contentsOf: testRoot) { roots.append(der) }
+        // The apps of the sample world the seeds come from (`iapguard generate`).
         let policy = VerificationPolicy(apps: [
-            .init(bundleID: "com.example.coins", appAppleID: 1_234_567, environments: [.production, .sandbox])
+            .init(bundleID: "com.example.coins", appAppleID: 1_234_567, environments: [.production, .sandbox]),
+            .init(bundleID: "com.example.coins.plus", appAppleID: 1_234_568, environments: [.production, .sandbox]),
         ])
         do {
             return try JWSVerifier(trustedRootsDER: roots, policy: policy)

@@ -19,6 +19,9 @@ public struct CSVReader {
     /// How many unterminated quotes per file are recovered from by reading on after them.
     public let maxRecoveries: Int
 
+    /// How much of a bad record's bytes its error carries.
+    static let maxRawHead = 4096
+
     /// The UTF-8 byte order mark.
     static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
 
@@ -71,6 +74,8 @@ public struct CSVReader {
         var offset = start.offset
         // The first line break inside the current record (only set while in quotes): the resume point.
         var firstBreak: Position?
+        // The start of the current record's bytes, kept for the error (quarantine excerpt).
+        var rawHead: [UInt8] = []
 
         func finishField() {
             if field.contains(0) {
@@ -87,7 +92,8 @@ public struct CSVReader {
         func finishRecord() throws {
             finishField()
             if let badRecord {
-                try body(.failure(RecordLocatedError(line: recordStart, message: badRecord)))
+                while rawHead.last == UInt8(ascii: "\n") || rawHead.last == UInt8(ascii: "\r") { rawHead.removeLast() }
+                try body(.failure(RecordLocatedError(line: recordStart, message: badRecord, raw: rawHead)))
             } else if !(fields.count == 1 && fields[0].isEmpty) {
                 try body(.success(Record(line: recordStart, fields: fields)))
             }
@@ -97,6 +103,7 @@ public struct CSVReader {
             recordLength = 0
             recordStart = line
             firstBreak = nil
+            rawHead.removeAll(keepingCapacity: true)
         }
 
         while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
@@ -110,6 +117,7 @@ public struct CSVReader {
                     pendingCR = false
                     if byte == UInt8(ascii: "\n") { continue }
                 }
+                if rawHead.count < Self.maxRawHead { rawHead.append(byte) }
                 if inQuotes {
                     if byte == UInt8(ascii: "\"") {
                         inQuotes = false
@@ -171,4 +179,6 @@ public struct CSVReader {
 public struct RecordLocatedError: Error, Sendable {
     public var line: Int
     public var message: String
+    /// The start of the record's bytes (at most 4 KiB, line end removed), for the quarantine.
+    public var raw: [UInt8] = []
 }

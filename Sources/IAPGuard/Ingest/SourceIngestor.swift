@@ -110,7 +110,7 @@ public struct SourceIngestor {
                             source: source.name,
                             message: "\(name):\(error.line): the header row cannot be read: \(error.message)")
                     }
-                    quarantine("\(name):\(error.line)", error.message, Array("".utf8))
+                    quarantine("\(name):\(error.line)", error.message, error.raw)
                 case .success(let record):
                     guard let columns = header else {
                         let names = record.fields.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }

@@ -188,10 +188,10 @@ struct CorpusIngest {
 
     func count(_ sql: String) throws -> Int64 { try store.database.scalar(sql)?.integerValue ?? -1 }
 
-    /// (location, reason) of every quarantined record.
-    func quarantine() throws -> [(location: String, reason: String)] {
-        try store.database.query("SELECT location, reason, raw_hash FROM quarantine ORDER BY quarantine_id").map {
-            ($0[0].textValue ?? "", $0[1].textValue ?? "")
+    /// (location, reason, raw excerpt) of every quarantined record.
+    func quarantine() throws -> [(location: String, reason: String, excerpt: String)] {
+        try store.database.query("SELECT location, reason, raw_excerpt FROM quarantine ORDER BY quarantine_id").map {
+            ($0[0].textValue ?? "", $0[1].textValue ?? "", $0[2].textValue ?? "")
         }
     }
 

@@ -46,6 +46,10 @@ import Testing
         case "quarantine":
             let reasons = quarantine.filter { $0.location == location }.map(\.reason)
             #expect(reasons.count == 1, "\(item.file): expected one quarantined record at \(location): \(quarantine)")
+            // The bad record itself is kept (its start), not only the reason.
+            let excerpt = quarantine.first { $0.location == location }?.excerpt ?? ""
+            #expect(!excerpt.isEmpty || bad.isEmpty, "\(item.file): the quarantine kept no excerpt")
+            #expect(excerpt.utf8.count <= 4096 * 3, "\(item.file)")
             #expect(
                 reasons.first?.contains(item.reason) == true,
                 "\(item.file): reason \(reasons) does not contain \"\(item.reason)\"")
