@@ -548,6 +548,9 @@ config(APP + "rule_params:\n  IAP-014: 24\n", "config-error", "rule_params.IAP-0
        "rule-params-scalar")
 config(APP + "rule_params:\n  IAP-014: {grace_hours: [24]}\n", "config-error",
        "rule_params.IAP-014.grace_hours: expected a number or text", "rule-param-list")
+config("apps:\n  - {1: x, 2: y}\n", "config-error", "apps[0].1: unknown key",
+       "app-number-keys")
+config("1: x\n" + APP, "config-error", "1: unknown key", "top-level-number-key")
 config(APP + "sources: {a: 1}\n", "config-error", "sources: expected a list, found a mapping", "sources-mapping")
 config(APP + "sources:\n  - receipts.jsonl\n", "config-error", "sources[0]: expected a mapping, found text",
        "source-text")
