@@ -86,14 +86,20 @@ public struct Config: Sendable {
         let root: Any?
         do {
             let node = try Yams.compose(yaml: text)
-            // Aliases are expanded when the tree is built: a few lines of nested aliases ("billion laughs")
-            // would expand to billions of values. A real config has a few hundred.
-            if let node, node.exceedsSize(Self.maxYAMLNodes) {
+            // Checked before Yams builds values: aliases are expanded then (a few lines of nested aliases,
+            // "billion laughs", would be billions of values; a real config has a few hundred), and a list
+            // or mapping used as a key makes Yams trap.
+            switch node?.constructionProblem(limit: Self.maxYAMLNodes) {
+            case .tooLarge:
                 throw ConfigError(
                     file: path, key: nil,
                     message: "more than \(Self.maxYAMLNodes) YAML values once aliases are expanded")
+            case .complexKey(let line):
+                throw ConfigError(
+                    file: path, key: nil, message: "line \(line): a key must be text, not a list or a mapping")
+            case nil:
+                root = node?.any
             }
-            root = node?.any
         } catch let error as YamlError {
             throw ConfigError(file: path, key: nil, message: "YAML syntax error: \(error)")
         }

@@ -551,6 +551,11 @@ config(APP + "rule_params:\n  IAP-014: {grace_hours: [24]}\n", "config-error",
 config("apps:\n  - {1: x, 2: y}\n", "config-error", "apps[0].1: unknown key",
        "app-number-keys")
 config("1: x\n" + APP, "config-error", "1: unknown key", "top-level-number-key")
+# Found by FuzzConfigYAML: a list or mapping as a key made Yams trap (force unwrap) while building values.
+config("? !29o: t:", "config-error", "line 1: a key must be text, not a list or a mapping", "fuzz-complex-key")
+config(APP + "? [a, b]\n: x\n", "config-error", "line 3: a key must be text", "complex-key-list")
+config(APP + "testers: {? {a: 1} : x}\n", "config-error", "a key must be text", "complex-key-mapping")
+config("base: &b {? [k] : v}\n" + APP + "x:\n  <<: *b\n", "config-error", "a key must be text", "complex-key-merged")
 config(APP + "sources: {a: 1}\n", "config-error", "sources: expected a list, found a mapping", "sources-mapping")
 config(APP + "sources:\n  - receipts.jsonl\n", "config-error", "sources[0]: expected a mapping, found text",
        "source-text")
