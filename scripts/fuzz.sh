@@ -23,8 +23,17 @@ done
 
 echo "== building fuzz targets (debug, -sanitize=fuzzer,address)"
 # SwiftPM's --sanitize=fuzzer adds -parse-as-library and links libFuzzer's main instead of the targets' own.
-swift build -c debug --sanitize=fuzzer --sanitize=address
-bin="$(swift build -c debug --sanitize=fuzzer --sanitize=address --show-bin-path)"
+# AddressSanitizer is added as ONE combined swiftc flag: `--sanitize=fuzzer --sanitize=address` makes
+# SwiftPM pass two -sanitize= flags, and swiftc keeps only the last one, so the Swift code would silently
+# lose either its coverage instrumentation (fuzzing blind) or ASan, depending on their order.
+build=(swift build -c debug --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address -Xcc -fsanitize=address)
+"${build[@]}"
+bin="$("${build[@]}" --show-bin-path)"
+# Refuse to fuzz blind: the parsers' objects must carry coverage counters.
+if ! objdump -h "$bin/IAPGuard.build/CSVReader.swift.o" | grep -q __sancov_cntrs; then
+  echo "the Swift code is not coverage-instrumented (check the -sanitize flags)" >&2
+  exit 70
+fi
 
 # Leak checking off (see below); Swift's own crash backtracer off, so a trap is reported by libFuzzer
 # and AddressSanitizer without the backtracer's memory reads showing up as a second, bogus report.

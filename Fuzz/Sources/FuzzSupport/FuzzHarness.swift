@@ -18,7 +18,7 @@ public enum FuzzHarness {
     /// Writes the input to `name` in the scratch folder and returns its URL.
     public static func scratch(_ bytes: UnsafeRawBufferPointer, name: String) -> URL {
         let url = folder.appendingPathComponent(name)
-        FileManager.default.createFile(atPath: url.path, contents: Data(bytes))
+        _ = FileManager.default.createFile(atPath: url.path, contents: Data(bytes))
         return url
     }
 
