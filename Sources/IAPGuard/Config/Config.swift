@@ -73,6 +73,9 @@ public struct Config: Sendable {
         "rule_params", "sources", "app_store_api", "fx", "lookback_hours", "store_password_file", "store_tls",
     ]
 
+    /// The most YAML values (scalars, lists, mappings, aliases expanded) a config file may hold.
+    static let maxYAMLNodes = 100_000
+
     /// Loads and validates the config at `url`.
     public static func load(from url: URL) throws -> Config {
         let path = url.path
@@ -93,7 +96,21 @@ public struct Config: Sendable {
         let path = file.path
         let root: Any?
         do {
-            root = try Yams.load(yaml: text)
+            let node = try Yams.compose(yaml: text)
+            // Checked before Yams builds values: aliases are expanded then (a few lines of nested aliases,
+            // "billion laughs", would be billions of values; a real config has a few hundred), and a list
+            // or mapping used as a key makes Yams trap.
+            switch node?.constructionProblem(limit: Self.maxYAMLNodes) {
+            case .tooLarge:
+                throw ConfigError(
+                    file: path, key: nil,
+                    message: "more than \(Self.maxYAMLNodes) YAML values once aliases are expanded")
+            case .complexKey(let line):
+                throw ConfigError(
+                    file: path, key: nil, message: "line \(line): a key must be text, not a list or a mapping")
+            case nil:
+                root = node?.any
+            }
         } catch let error as YamlError {
             throw ConfigError(file: path, key: nil, message: "YAML syntax error: \(error)")
         }

@@ -22,8 +22,8 @@ public enum Money {
         while fraction.count < 3 { fraction += "0" }
         guard let w = Int64(whole.isEmpty ? "0" : String(whole)), let f = Int64(fraction) else { return nil }
         let (product, overflow) = w.multipliedReportingOverflow(by: 1000)
-        guard !overflow else { return nil }
-        let value = product + f
+        let (value, sumOverflow) = product.addingReportingOverflow(f)
+        guard !overflow, !sumOverflow else { return nil }
         return negative ? -value : value
     }
 

@@ -34,8 +34,17 @@ public enum BackendRowMapper {
         return ms
     }
 
+    /// A NUL character in an id or any other field is never real data (and cuts C strings short in the
+    /// tools that read the store): the record is rejected.
+    static func rejectNUL(_ row: [String: String], fields: [String]) throws {
+        for field in fields where row[field]?.utf8.contains(0) == true {
+            throw RecordError("\(field): contains a NUL character")
+        }
+    }
+
     /// Maps one order row.
     public static func order(_ row: [String: String]) throws -> BackendOrder {
+        try rejectNUL(row, fields: orderFields)
         guard let id = text(row, "order_id") else { throw RecordError("order_id: missing") }
         var o = BackendOrder(orderID: id)
         o.userID = text(row, "user_id")
@@ -64,6 +73,7 @@ public enum BackendRowMapper {
 
     /// Maps one credit row.
     public static func credit(_ row: [String: String]) throws -> Credit {
+        try rejectNUL(row, fields: creditFields)
         guard let id = text(row, "credit_id") else { throw RecordError("credit_id: missing") }
         var c = Credit(creditID: id)
         c.transactionID = text(row, "transaction_id")

@@ -1,7 +1,12 @@
 import Foundation
 
-/// A streaming RFC 4180 reader: header row, comma separator, `"` quoting with `""` escapes, CRLF or LF
-/// line ends, newlines inside quoted fields. Memory is bounded by the longest record.
+/// A streaming RFC 4180 reader: header row, comma separator, `"` quoting with `""` escapes, CRLF, LF or
+/// CR line ends, newlines inside quoted fields, a UTF-8 byte order mark at the start ignored. Memory is
+/// bounded by the longest record.
+///
+/// A quote that is never closed would swallow the rest of the file: the record it opens is reported as
+/// unterminated and reading resumes on the line after that record's first line (at most
+/// ``maxRecoveries`` times per file; after that the rest of the file is that one bad record).
 public struct CSVReader {
     /// One record: its fields and the line it starts on (1-based).
     public struct Record {
@@ -11,29 +16,72 @@ public struct CSVReader {
 
     public let url: URL
     public let maxRecordLength: Int
+    /// How many unterminated quotes per file are recovered from by reading on after them.
+    public let maxRecoveries: Int
 
-    public init(url: URL, maxRecordLength: Int = 8 << 20) {
+    /// How much of a bad record's bytes its error carries.
+    static let maxRawHead = 4096
+
+    /// The UTF-8 byte order mark.
+    static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
+
+    public init(url: URL, maxRecordLength: Int = 8 << 20, maxRecoveries: Int = 16) {
         self.url = url
         self.maxRecordLength = maxRecordLength
+        self.maxRecoveries = maxRecoveries
+    }
+
+    /// Where to (re)start reading: a byte offset, its line number, and whether the byte before it was a
+    /// `\r` (so a `\n` there does not end another line).
+    private struct Position {
+        var offset: UInt64
+        var line: Int
+        var afterCR: Bool
     }
 
     /// Calls `body` with each record or with a per-record error (`line`, message). Fields are decoded as
-    /// UTF-8; a record with invalid UTF-8 is an error for that record only.
+    /// UTF-8; a record with invalid UTF-8 or a NUL byte is an error for that record only.
     public func forEachRecord(_ body: (Result<Record, RecordLocatedError>) throws -> Void) throws {
         let handle = try FileHandle(forReadingFrom: url)
         defer { try? handle.close() }
+        let head = try handle.read(upToCount: 3) ?? Data()
+        var next: Position? = Position(offset: head.starts(with: Self.byteOrderMark) ? 3 : 0, line: 1, afterCR: false)
+        var recoveries = 0
+        while let start = next {
+            try handle.seek(toOffset: start.offset)
+            next = try read(handle, from: start, body)
+            if next != nil {
+                recoveries += 1
+                if recoveries > maxRecoveries { break }
+            }
+        }
+    }
+
+    /// Reads records from `start` to the end of the file. Returns where to resume when the file ends
+    /// inside a quoted field (the line after the unterminated record's first line), else `nil`.
+    private func read(
+        _ handle: FileHandle, from start: Position, _ body: (Result<Record, RecordLocatedError>) throws -> Void
+    ) throws -> Position? {
         var fields: [String] = []
         var field: [UInt8] = []
         var inQuotes = false
         var afterQuote = false
-        var line = 1
-        var recordStart = 1
+        var line = start.line
+        var recordStart = start.line
         var recordLength = 0
         var badRecord: String?
-        var pendingCR = false
+        var pendingCR = start.afterCR
+        var offset = start.offset
+        // The first line break inside the current record (only set while in quotes): the resume point.
+        var firstBreak: Position?
+        // The start of the current record's bytes, kept for the error (quarantine excerpt).
+        var rawHead: [UInt8] = []
 
         func finishField() {
-            if let s = String(validating: field, as: UTF8.self) {
+            if field.contains(0) {
+                badRecord = badRecord ?? "NUL byte in field \(fields.count + 1)"
+                fields.append("")
+            } else if let s = String(validating: field, as: UTF8.self) {
                 fields.append(s)
             } else {
                 badRecord = badRecord ?? "invalid UTF-8 in field \(fields.count + 1)"
@@ -44,7 +92,8 @@ public struct CSVReader {
         func finishRecord() throws {
             finishField()
             if let badRecord {
-                try body(.failure(RecordLocatedError(line: recordStart, message: badRecord)))
+                while rawHead.last == UInt8(ascii: "\n") || rawHead.last == UInt8(ascii: "\r") { rawHead.removeLast() }
+                try body(.failure(RecordLocatedError(line: recordStart, message: badRecord, raw: rawHead)))
             } else if !(fields.count == 1 && fields[0].isEmpty) {
                 try body(.success(Record(line: recordStart, fields: fields)))
             }
@@ -53,10 +102,13 @@ public struct CSVReader {
             afterQuote = false
             recordLength = 0
             recordStart = line
+            firstBreak = nil
+            rawHead.removeAll(keepingCapacity: true)
         }
 
         while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
             for byte in chunk {
+                offset += 1
                 recordLength += 1
                 if recordLength > maxRecordLength, badRecord == nil {
                     badRecord = "record longer than \(maxRecordLength) bytes"
@@ -65,11 +117,18 @@ public struct CSVReader {
                     pendingCR = false
                     if byte == UInt8(ascii: "\n") { continue }
                 }
+                if rawHead.count < Self.maxRawHead { rawHead.append(byte) }
                 if inQuotes {
                     if byte == UInt8(ascii: "\"") {
                         inQuotes = false
                         afterQuote = true
                     } else {
+                        if byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") {
+                            if firstBreak == nil {
+                                firstBreak = Position(
+                                    offset: offset, line: recordStart + 1, afterCR: byte == UInt8(ascii: "\r"))
+                            }
+                        }
                         if byte == UInt8(ascii: "\n") { line += 1 }
                         if badRecord == nil { field.append(byte) }
                     }
@@ -103,11 +162,16 @@ public struct CSVReader {
             }
         }
         if inQuotes {
-            badRecord = "unterminated quoted field at end of file"
+            let resume = firstBreak
+            badRecord =
+                "unterminated quoted field \(fields.count + 1): its quote is never closed"
+                + (resume == nil ? "" : " (reading on from line \(recordStart + 1))")
             try finishRecord()
+            return resume
         } else if !field.isEmpty || !fields.isEmpty {
             try finishRecord()
         }
+        return nil
     }
 }
 
@@ -115,4 +179,6 @@ public struct CSVReader {
 public struct RecordLocatedError: Error, Sendable {
     public var line: Int
     public var message: String
+    /// The start of the record's bytes (at most 4 KiB, line end removed), for the quarantine.
+    public var raw: [UInt8] = []
 }

@@ -25,7 +25,8 @@ public enum FXRateFile {
                 }
                 guard record.fields.count == columns.count,
                     let day = TimeParser.rfc3339(record.fields[0].trimmingCharacters(in: .whitespaces)),
-                    let rate = Double(record.fields[2].trimmingCharacters(in: .whitespaces)), rate > 0
+                    Self.isCurrencyCode(record.fields[1].trimmingCharacters(in: .whitespaces).uppercased()),
+                    let rate = Double(record.fields[2].trimmingCharacters(in: .whitespaces)), rate.isFinite, rate > 0
                 else {
                     failure = SourceError(
                         source: "fx_rates",
@@ -40,5 +41,10 @@ public enum FXRateFile {
         }
         if let failure { throw failure }
         return rates
+    }
+
+    /// Three ASCII letters (ISO 4217 style).
+    static func isCurrencyCode(_ text: String) -> Bool {
+        text.utf8.count == 3 && text.utf8.allSatisfy { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
     }
 }

@@ -42,6 +42,7 @@ public struct JSONObject {
         switch value {
         case is NSNull: return "null"
         case is String: return "text"
+        case let n as NSNumber where isBoolean(n): return "a boolean"
         case is NSNumber: return "a number"
         case is [Any]: return "an array"
         case is [String: Any]: return "an object"
@@ -58,7 +59,7 @@ public struct JSONObject {
     public func string(_ key: String) throws -> String? {
         guard let value = values[key], !(value is NSNull) else { return nil }
         if let s = value as? String { return s }
-        if let n = value as? NSNumber, !isBoolean(n) {
+        if let n = value as? NSNumber, !Self.isBoolean(n) {
             let d = n.doubleValue
             if d.rounded() == d, abs(d) < 9.0e15 { return String(n.int64Value) }
             return n.stringValue
@@ -82,7 +83,7 @@ public struct JSONObject {
             }
             return i
         }
-        if let n = value as? NSNumber, !isBoolean(n) {
+        if let n = value as? NSNumber, !Self.isBoolean(n) {
             let d = n.doubleValue
             guard d.rounded() == d, abs(d) < 9.2e18 else {
                 throw RecordError("\(path)\(key): expected a whole number, found \(n.stringValue)")
@@ -125,9 +126,9 @@ public struct JSONObject {
         return try int64(key)
     }
 
-    private func isBoolean(_ n: NSNumber) -> Bool {
-        // JSONSerialization yields booleans as NSNumber; tell them apart by their type encoding.
-        String(cString: n.objCType) == "c" && (n == NSNumber(value: true) || n == NSNumber(value: false))
-            && type(of: n) != NSNumber.self
+    /// JSONSerialization hands JSON `true`/`false` over as an NSNumber of type `c` (char) and never uses
+    /// that type for a JSON number, so the type encoding alone tells them apart.
+    static func isBoolean(_ n: NSNumber) -> Bool {
+        n.objCType.pointee == CChar(UInt8(ascii: "c"))
     }
 }

@@ -3,7 +3,8 @@ import Foundation
 /// Reads a file line by line in fixed-size chunks, so memory does not grow with file size.
 ///
 /// Lines longer than `maxLineLength` are not buffered: they are skipped to the next newline and reported
-/// as oversize. A trailing `\r` is removed (CRLF files).
+/// as oversize. A trailing `\r` is removed (CRLF files), and so is a UTF-8 byte order mark at the start
+/// of the file.
 public struct LineReader {
     /// One line handed to the caller.
     public enum Line {
@@ -31,6 +32,7 @@ public struct LineReader {
         var skipping = false
         var skippedLength = 0
         var skippedHead: [UInt8] = []
+        var atFileStart = true
 
         func emit(_ slice: ArraySlice<UInt8>) throws {
             var line = slice
@@ -42,6 +44,10 @@ public struct LineReader {
             let chunk = try handle.read(upToCount: chunkSize) ?? Data()
             let atEnd = chunk.isEmpty
             buffer.append(contentsOf: chunk)
+            if atFileStart, buffer.count >= 3 || atEnd {
+                atFileStart = false
+                if buffer.starts(with: CSVReader.byteOrderMark) { buffer.removeFirst(3) }
+            }
             var start = buffer.startIndex
             var index = start
             while index < buffer.endIndex {

@@ -85,6 +85,11 @@ public struct SourceIngestor {
                     rawHash: Hashing.sha256Hex(Data(raw))))
         }
 
+        if source.format != .sqlite, let encoding = try Self.utf16Encoding(of: file) {
+            throw SourceError(
+                source: source.name,
+                message: "\(name): the file is UTF-16 (\(encoding) byte order mark); inputs must be UTF-8")
+        }
         switch source.format {
         case .jsonl:
             try LineReader(url: file).forEachLine { line in
@@ -107,7 +112,12 @@ public struct SourceIngestor {
             try CSVReader(url: file).forEachRecord { result in
                 switch result {
                 case .failure(let error):
-                    quarantine("\(name):\(error.line)", error.message, Array("".utf8))
+                    guard header != nil else {
+                        throw SourceError(
+                            source: source.name,
+                            message: "\(name):\(error.line): the header row cannot be read: \(error.message)")
+                    }
+                    quarantine("\(name):\(error.line)", error.message, error.raw)
                 case .success(let record):
                     guard let columns = header else {
                         let names = record.fields.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
@@ -174,6 +184,16 @@ public struct SourceIngestor {
             throw SourceError(source: source.name, message: "a postgres source is read from its url, not a file")
         }
         try flush()
+    }
+
+    /// `"little-endian"` or `"big-endian"` when the file starts with a UTF-16 byte order mark.
+    static func utf16Encoding(of file: URL) throws -> String? {
+        let handle = try FileHandle(forReadingFrom: file)
+        defer { try? handle.close() }
+        let head = try handle.read(upToCount: 2) ?? Data()
+        if head == Data([0xFF, 0xFE]) { return "little-endian" }
+        if head == Data([0xFE, 0xFF]) { return "big-endian" }
+        return nil
     }
 
     func parseLine(_ bytes: ArraySlice<UInt8>, location: String, into batch: inout IngestBatch) throws {

@@ -26,7 +26,7 @@ public enum TimeParser {
         }
         guard let year = number(0, 4), chars.count >= 10, chars[4] == UInt8(ascii: "-"),
             let month = number(5, 2), chars[7] == UInt8(ascii: "-"), let day = number(8, 2),
-            (1...12).contains(month), (1...31).contains(day)
+            (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day)
         else { return nil }
         var hour = 0
         var minute = 0
@@ -52,7 +52,10 @@ public enum TimeParser {
                     i += 1
                 }
                 guard digits > 0 else { return nil }
-                for _ in digits..<3 where digits < 3 { millis *= 10 }
+                // More than three digits are cut to milliseconds above; fewer are scaled up.
+                if digits < 3 {
+                    for _ in digits..<3 { millis *= 10 }
+                }
             }
             guard i < chars.count else { return nil }
             if chars[i] == UInt8(ascii: "Z") || chars[i] == UInt8(ascii: "z") {
@@ -69,6 +72,15 @@ public enum TimeParser {
         let days = daysFromCivil(year: year, month: month, day: day)
         let seconds = Int64(days) * 86_400 + Int64(hour * 3600 + minute * 60 + second) - Int64(offsetSeconds)
         return seconds * 1000 + Int64(millis)
+    }
+
+    /// The number of days of `month` (1...12) in `year` (proleptic Gregorian).
+    static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
     }
 
     /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).

@@ -1,4 +1,5 @@
 import Foundation
+import X509
 
 extension JWSVerifier: AppleRecordVerifier {
     public func verifyTransaction(_ jws: CompactJWS) -> VerificationOutcome {
@@ -13,11 +14,27 @@ extension JWSVerifier {
     public static func make(for config: Config) throws -> JWSVerifier {
         var roots: [Data] = config.trustAppleRoot ? [AppleRootCertificates.appleRootCAG3DER] : []
         for file in config.trustedRootFiles {
+            let der: Data
             do {
-                roots.append(try Data(contentsOf: file))
+                der = try Data(contentsOf: file)
             } catch {
                 throw ConfigError(file: config.file.path, key: "trust", message: "cannot read \(file.path)")
             }
+            // Checked one by one so the error names the file (and says so when it is PEM text).
+            if der.starts(with: Array("-----BEGIN".utf8)) {
+                throw ConfigError(
+                    file: config.file.path, key: "trust",
+                    message:
+                        "\(file.path) is PEM text, not a DER certificate (convert it: openssl x509 -in \(file.lastPathComponent) -outform der)"
+                )
+            }
+            do {
+                _ = try Certificate(derEncoded: Array(der))
+            } catch {
+                throw ConfigError(
+                    file: config.file.path, key: "trust", message: "\(file.path) is not a DER certificate: \(error)")
+            }
+            roots.append(der)
         }
         let policy = VerificationPolicy(
             apps: config.apps.map {
