@@ -216,9 +216,27 @@ public final class SQLiteStatement {
 
     init(database: SQLiteDatabase, sql: String) throws {
         var statement: OpaquePointer?
-        let rc = sqlite3_prepare_v2(database.handle, sql, -1, &statement, nil)
-        guard rc == SQLITE_OK, let statement else {
-            throw SQLiteError(code: rc, message: database.lastErrorMessage(), sql: sql)
+        // One statement only: SQLite would silently ignore whatever follows the first one (a rule or a
+        // source query ending `; DELETE …` must be an error, not half-run). Comments and `;` may follow.
+        let trailing: Int32? = sql.withCString { base in
+            var tail: UnsafePointer<CChar>?
+            let rc = sqlite3_prepare_v2(database.handle, base, -1, &statement, &tail)
+            guard rc == SQLITE_OK, let tail, tail.pointee != 0 else { return rc == SQLITE_OK ? nil : rc }
+            var extra: OpaquePointer?
+            let tailRC = sqlite3_prepare_v2(database.handle, tail, -1, &extra, nil)
+            defer { if let extra { sqlite3_finalize(extra) } }
+            return (tailRC == SQLITE_OK && extra == nil) ? nil : -1
+        }
+        if let trailing {
+            if let statement { sqlite3_finalize(statement) }
+            if trailing == -1 {
+                throw SQLiteError(
+                    code: SQLITE_ERROR, message: "more than one SQL statement: give exactly one", sql: sql)
+            }
+            throw SQLiteError(code: trailing, message: database.lastErrorMessage(), sql: sql)
+        }
+        guard let statement else {
+            throw SQLiteError(code: SQLITE_MISUSE, message: "no SQL statement", sql: sql)
         }
         self.handle = statement
         self.database = database
