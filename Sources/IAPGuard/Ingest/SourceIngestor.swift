@@ -81,15 +81,28 @@ public struct SourceIngestor {
 
         switch source.format {
         case .jsonl:
-            // Lines are parsed and verified `batchSize` at a time on all cores; their results are then added
-            // in line order with the same batch boundaries as a one-line-at-a-time loop.
+            // Lines are parsed and verified `batchSize` at a time on all cores, in the background while the
+            // previous block's records go to `sink` on this thread; the records are added in line order with
+            // the same batch boundaries as a one-line-at-a-time loop.
             var pending: [PendingLine] = []
-            func drain() throws {
-                for result in parseLines(pending, fileName: name) {
+            var inFlight: ParseJob?
+            defer { inFlight?.waitForResults() }
+            func emit(_ job: ParseJob) throws {
+                for result in job.waitForResults() {
                     batch.append(contentsOf: try result.get())
                     if batch.recordCount >= batchSize { try flush() }
                 }
-                pending.removeAll(keepingCapacity: true)
+            }
+            func drain() throws {
+                guard !pending.isEmpty else { return }
+                let job = ParseJob(lines: pending, ingestor: self, fileName: name)
+                pending = []
+                if let previous = inFlight {
+                    inFlight = job
+                    try emit(previous)
+                } else {
+                    inFlight = job
+                }
             }
             try LineReader(url: file).forEachLine { line in
                 switch line {
@@ -102,6 +115,10 @@ public struct SourceIngestor {
                 if pending.count >= max(1, batchSize) { try drain() }
             }
             try drain()
+            if let last = inFlight {
+                inFlight = nil
+                try emit(last)
+            }
         case .csv:
             var header: [String]?
             try CSVReader(url: file).forEachRecord { result in
@@ -267,6 +284,29 @@ public struct SourceIngestor {
         default:
             throw RecordError("\(source.kind.rawValue) sources are JSON Lines only")
         }
+    }
+}
+
+/// One block of lines being parsed in the background (``SourceIngestor/parseLines(_:fileName:)``).
+private final class ParseJob: @unchecked Sendable {
+    private let group = DispatchGroup()
+    /// Written once by the background block before `group.leave()`, read after `group.wait()`.
+    private var results: [Result<IngestBatch, any Error>] = []
+
+    init(lines: [SourceIngestor.PendingLine], ingestor: SourceIngestor, fileName: String) {
+        let reference = IngestorReference(ingestor: ingestor)
+        group.enter()
+        DispatchQueue.global().async { [self] in
+            results = reference.ingestor.parseLines(lines, fileName: fileName)
+            group.leave()
+        }
+    }
+
+    /// Waits for the block and returns one result per line, in order.
+    @discardableResult
+    func waitForResults() -> [Result<IngestBatch, any Error>] {
+        group.wait()
+        return results
     }
 }
 
