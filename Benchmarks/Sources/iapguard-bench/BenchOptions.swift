@@ -15,10 +15,12 @@ struct BenchOptions {
     /// At most this many lines per file in the parse stage (a prefix copy), 0 = all.
     var parseLines: Int?
     var python = "python3"
+    /// Rules the rules stage leaves out (`--skip-rules IAP-009,…`), e.g. ones that do not finish at a size.
+    var skipRules: Set<String> = []
 
     static let usage = """
         usage: iapguard-bench STAGE [--size 100k|1M|10M|N] [--data DIR] [--sign-sample F] [--seconds S]
-                                    [--parse-lines N] [--python PYTHON]
+                                    [--parse-lines N] [--python PYTHON] [--skip-rules ID,ID]
         stages: all (every stage below, each in its own process), generate, parse, verify, ingest, rules,
                 reports, run
         """
@@ -44,6 +46,7 @@ struct BenchOptions {
             case "--seconds": seconds = Double(try value()) ?? 3
             case "--parse-lines": parseLines = Int(try value())
             case "--python": python = try value()
+            case "--skip-rules": skipRules = Set(try value().split(separator: ",").map(String.init))
             default: throw BenchError("unknown option \(arguments[index])\n\(Self.usage)")
             }
             index += 1
@@ -83,6 +86,7 @@ struct BenchOptions {
         var result = ["--size", sizeLabel, "--data", directory.path, "--seconds", String(seconds), "--python", python]
         if let signSample { result += ["--sign-sample", String(signSample)] }
         if let parseLines { result += ["--parse-lines", String(parseLines)] }
+        if !skipRules.isEmpty { result += ["--skip-rules", skipRules.sorted().joined(separator: ",")] }
         return result
     }
 

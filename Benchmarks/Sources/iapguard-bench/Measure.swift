@@ -17,14 +17,14 @@ enum Measure {
     /// Peak resident set size of this process so far, in bytes (`getrusage` `ru_maxrss`, KiB on Linux).
     static func peakRSS() -> Int {
         var usage = rusage()
-        getrusage(RUSAGE_SELF, &usage)
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
         return Int(usage.ru_maxrss) * 1024
     }
 
     /// Peak RSS of the largest waited-for child process so far, in bytes.
     static func childrenPeakRSS() -> Int {
         var usage = rusage()
-        getrusage(RUSAGE_CHILDREN, &usage)
+        getrusage(__rusage_who_t(RUSAGE_CHILDREN.rawValue), &usage)
         return Int(usage.ru_maxrss) * 1024
     }
 
@@ -52,12 +52,12 @@ enum Measure {
         let paddedStage = stage.padding(toLength: 8, withPad: " ", startingAt: 0)
         let paddedName = name.count < 58 ? name.padding(toLength: 58, withPad: " ", startingAt: 0) : name + " "
         print("\(paddedStage)\(paddedName)\(figures)")
-        fflush(stdout)
+        fflush(nil)
     }
 
     static func header(_ stage: String, _ text: String) {
         print("== \(stage): \(text) (load \(loadAverage()), \(ProcessInfo.processInfo.activeProcessorCount) cores)")
-        fflush(stdout)
+        fflush(nil)
     }
 
     /// Runs `body` on `threads` threads at once; returns the seconds until all finished.

@@ -155,7 +155,10 @@ enum ParseBenchmark {
         defer { try? FileManager.default.removeItem(at: scratch) }
         let store = try SQLiteStore(path: scratch.path)
         try store.migrate()
-        let source = Config.Source(name: "bench", kind: kind, format: format, path: file, query: nil)
+        guard var source = config.sources.first(where: { $0.kind == kind && $0.format == format }) else {
+            throw BenchError("the world config has no \(kind.rawValue) \(format.rawValue) source")
+        }
+        source.path = file
         let ingestor = SourceIngestor(source: source, verifier: UncheckedVerifier(), configHash: "bench")
         var records = 0
         let (_, seconds) = try Measure.time {

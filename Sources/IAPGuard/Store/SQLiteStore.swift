@@ -240,9 +240,10 @@ public final class SQLiteStore: PurchaseStore {
                 "verification_detail", "anomalies", "first_run_id",
             ]
         let transactionValues = Self.values(of: s.transaction)
+        let sightingID = s.sightingID  // a SHA-256: computed once
         let values =
             transactionValues + [
-                .text(s.sightingID), .text(s.sourceKind.rawValue), .text(s.sourceName), .text(s.sourceRef),
+                .text(sightingID), .text(s.sourceKind.rawValue), .text(s.sourceName), .text(s.sourceRef),
                 .text(s.payloadHash), .of(s.receiptKey), .of(s.receiptStatus), .of(s.submittedByUserID),
                 .of(s.submittedOrderID), .of(s.receivedAt), .text(s.verification.status.rawValue),
                 .of(s.verification.reason), .of(s.verification.detail),
@@ -257,11 +258,13 @@ public final class SQLiteStore: PurchaseStore {
             // Quarantined: kept as a sighting, never Apple's truth.
             return Self.one(inserted: true)
         }
-        try mergeCanonical(s, transactionValues: transactionValues, runID: runID)
+        try mergeCanonical(s, sightingID: sightingID, transactionValues: transactionValues, runID: runID)
         return Self.one(inserted: true)
     }
 
-    private func mergeCanonical(_ s: AppleSighting, transactionValues: [SQLValue], runID: Int64) throws {
+    private func mergeCanonical(_ s: AppleSighting, sightingID: String, transactionValues: [SQLValue], runID: Int64)
+        throws
+    {
         let columns = Self.transactionColumns
         let existing = try database.query(
             "SELECT \(columns.joined(separator: ", ")), verification, sighting_count, conflict_count FROM apple_transaction WHERE transaction_id = ?",
@@ -279,7 +282,7 @@ public final class SQLiteStore: PurchaseStore {
             try database.run(
                 "INSERT INTO apple_transaction (\(all.joined(separator: ", "))) VALUES (\(placeholders))",
                 transactionValues + [
-                    .text(s.sourceKind.rawValue), .text(s.verification.status.rawValue), .text(s.sightingID),
+                    .text(s.sourceKind.rawValue), .text(s.verification.status.rawValue), .text(sightingID),
                     .integer(1),
                     .integer(0), .integer(runID), .integer(runID),
                 ])
@@ -317,7 +320,7 @@ public final class SQLiteStore: PurchaseStore {
             assignments.append("verification = ?")
             parameters.append(.text(s.verification.status.rawValue))
             assignments.append("best_sighting_id = ?")
-            parameters.append(.text(s.sightingID))
+            parameters.append(.text(sightingID))
         }
         assignments.append("last_run_id = ?")
         parameters.append(.integer(runID))

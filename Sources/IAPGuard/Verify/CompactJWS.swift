@@ -114,7 +114,8 @@ public struct CompactJWS: Sendable {
         guard !headerPart.isEmpty, !payloadPart.isEmpty else {
             return .failure(FormatError(message: "compact JWS has an empty header or payload"))
         }
-        guard let header = Base64Bytes.decodeURL(headerPart) else {
+        let cached = JWSHeaderCache.shared.lookup(headerPart)
+        guard let header = cached?.header ?? Base64Bytes.decodeURL(headerPart) else {
             return .failure(FormatError(message: "JWS header is not base64url"))
         }
         guard let payload = Base64Bytes.decodeURL(payloadPart) else {
@@ -123,10 +124,14 @@ public struct CompactJWS: Sendable {
         guard let signature = Base64Bytes.decodeURL(signaturePart) else {
             return .failure(FormatError(message: "JWS signature is not base64url"))
         }
-        let headerFields: HeaderFields
-        switch readHeader(header) {
-        case .failure(let error): return .failure(error)
-        case .success(let fields): headerFields = fields
+        var headerFields = HeaderFields()
+        if let cached {
+            headerFields.algorithm = cached.algorithm
+        } else {
+            switch readHeader(header) {
+            case .failure(let error): return .failure(error)
+            case .success(let fields): headerFields = fields
+            }
         }
         let payloadValue = FastJSONValue.parse(payload)
         if payloadValue?.objectValue == nil {
@@ -135,8 +140,8 @@ public struct CompactJWS: Sendable {
                 return .failure(FormatError(message: "JWS payload is not a JSON object"))
             }
         }
-        var chain: [Data] = []
-        if let x5c = headerFields.x5c {
+        var chain: [Data] = cached?.chain ?? []
+        if cached == nil, let x5c = headerFields.x5c {
             guard let list = x5c else {
                 return .failure(FormatError(message: "JWS header x5c is not an array"))
             }
@@ -148,6 +153,10 @@ public struct CompactJWS: Sendable {
                 }
                 chain.append(der)
             }
+        }
+        if cached == nil {
+            JWSHeaderCache.shared.store(
+                .init(encoded: Array(headerPart), header: header, algorithm: headerFields.algorithm, chain: chain))
         }
         return .success(
             Parts(
