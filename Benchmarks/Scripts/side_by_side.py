@@ -39,7 +39,12 @@ VIEWS = ["transactions", "sightings", "orders", "credits", "notifications", "ref
 def sql_literal(value):
     if value is None:
         return "NULL"
-    if isinstance(value, (int, float)):
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int):
+        # SQLite integers are 64-bit; a bare literal is INT32 in DuckDB (30 * 86400000 would overflow).
+        return f"CAST({value} AS BIGINT)"
+    if isinstance(value, float):
         return repr(value)
     return "'" + str(value).replace("'", "''") + "'"
 

@@ -15,12 +15,16 @@ struct BenchOptions {
     /// At most this many lines per file in the parse stage (a prefix copy), 0 = all.
     var parseLines: Int?
     var python = "python3"
-    /// Rules the rules stage leaves out (`--skip-rules IAP-009,…`), e.g. ones that do not finish at a size.
+    /// Longest a single rule query may run in the rules stage before it is interrupted and reported.
+    var ruleTimeLimit: Double = 300
+    /// Rules the run stage leaves out (`--skip-rules IAP-009,…`), e.g. ones that do not finish at a size (the
+    /// rules stage runs every rule, each under `--rule-time-limit`).
     var skipRules: Set<String> = []
 
     static let usage = """
         usage: iapguard-bench STAGE [--size 100k|1M|10M|N] [--data DIR] [--sign-sample F] [--seconds S]
                                     [--parse-lines N] [--python PYTHON] [--skip-rules ID,ID]
+                                    [--rule-time-limit S]
         stages: all (every stage below, each in its own process), generate, parse, verify, ingest, rules,
                 reports, run
         """
@@ -46,6 +50,7 @@ struct BenchOptions {
             case "--seconds": seconds = Double(try value()) ?? 3
             case "--parse-lines": parseLines = Int(try value())
             case "--python": python = try value()
+            case "--rule-time-limit": ruleTimeLimit = Double(try value()) ?? 300
             case "--skip-rules": skipRules = Set(try value().split(separator: ",").map(String.init))
             default: throw BenchError("unknown option \(arguments[index])\n\(Self.usage)")
             }
@@ -86,6 +91,7 @@ struct BenchOptions {
         var result = ["--size", sizeLabel, "--data", directory.path, "--seconds", String(seconds), "--python", python]
         if let signSample { result += ["--sign-sample", String(signSample)] }
         if let parseLines { result += ["--parse-lines", String(parseLines)] }
+        result += ["--rule-time-limit", String(ruleTimeLimit)]
         if !skipRules.isEmpty { result += ["--skip-rules", skipRules.sorted().joined(separator: ",")] }
         return result
     }

@@ -15,12 +15,9 @@ enum RulesBenchmark {
         let purchases = try store.database.scalar("SELECT COUNT(*) FROM transactions")?.integerValue ?? 0
         Measure.header("rules", "\(purchases) transactions in \(path)")
         guard let rulesDirectory = config.rulesDirectory else { throw BenchError("the world config has no rules") }
-        let (allRules, errors) = RuleSet.load(from: rulesDirectory)
+        // Every rule, each query interrupted after --rule-time-limit (--skip-rules is for the run stage).
+        let (rules, errors) = RuleSet.load(from: rulesDirectory)
         for error in errors { print("rules   rule file rejected: \(error)") }
-        let rules = allRules.filter { !options.skipRules.contains($0.id) }
-        if !options.skipRules.isEmpty {
-            print("rules   skipped (--skip-rules): \(options.skipRules.sorted().joined(separator: ", "))")
-        }
         let engine = RuleEngine(
             store: store, referenceCurrency: config.referenceCurrency, paramOverrides: config.ruleParams)
         engine.usesStoredFindings = false
@@ -29,20 +26,23 @@ enum RulesBenchmark {
         var totalQuery = 0.0
         var totalAll = 0.0
         var findings = 0
+        var slow: [String] = []
         for rule in rules {
             // The query alone (every row read), then the engine's whole evaluation of the rule.
             let bound = rule.boundParameters(
                 overrides: config.ruleParams[rule.id] ?? [:], now: BenchWorld.now, since: 0,
                 referenceCurrency: config.referenceCurrency)
-            var rows = 0
-            var queryError = ""
-            let (_, query) = Measure.time {
-                do {
-                    try store.query(rule.query, parameters: bound) { _, _ in rows += 1 }
-                } catch {
-                    queryError = "  ERROR \("\(error)".prefix(80))"
-                }
+            let raw = RawQuery.run(path: path, sql: rule.query, parameters: bound, limit: options.ruleTimeLimit)
+            let query = raw.seconds
+            if raw.timedOut {
+                slow.append(rule.id)
+                Measure.line(
+                    "rules", "\(rule.id) \(rule.title.prefix(44))",
+                    String(format: "query did not finish in %.0f s (interrupted); left out below", query))
+                continue
             }
+            let queryError = raw.error.map { "  ERROR \($0.prefix(80))" } ?? ""
+            let rows = raw.rows
             let (result, seconds) = try Measure.time {
                 try engine.evaluate(rules: [rule], runID: 1, now: BenchWorld.now)
             }
@@ -57,11 +57,12 @@ enum RulesBenchmark {
                     seconds, result.findings.count) + queryError)
         }
         Measure.line(
-            "rules", "all \(rules.count) rules",
+            "rules", "all \(rules.count - slow.count) rules that finished",
             String(format: "query %8.3f s  with findings+evidence %8.3f s  %6d findings", totalQuery, totalAll, findings))
 
         try handWritten(store)
-        try duckDB(options, rules: rules, config: config, ours: ourSeconds)
+        try duckDB(options, rules: rules.filter { !slow.contains($0.id) }, config: config, ours: ourSeconds)
+        if !slow.isEmpty { print("rules   interrupted after \(options.ruleTimeLimit) s: \(slow.joined(separator: ", "))") }
         Measure.line("rules", "peak RSS of this stage", Measure.mib(Measure.peakRSS()))
     }
 

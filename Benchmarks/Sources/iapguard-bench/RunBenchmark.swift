@@ -12,6 +12,17 @@ enum RunBenchmark {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         config.storePath = folder.appendingPathComponent("iapguard.sqlite")
         config.reportsDirectory = folder.appendingPathComponent("reports")
+        if !options.skipRules.isEmpty, let rules = config.rulesDirectory {
+            // The rules minus --skip-rules (ones that do not finish at this size).
+            let filtered = folder.appendingPathComponent("rules")
+            try FileManager.default.createDirectory(at: filtered, withIntermediateDirectories: true)
+            for file in try FileManager.default.contentsOfDirectory(at: rules, includingPropertiesForKeys: nil)
+            where !options.skipRules.contains(where: { file.lastPathComponent.hasPrefix($0) }) {
+                try FileManager.default.copyItem(at: file, to: filtered.appendingPathComponent(file.lastPathComponent))
+            }
+            config.rulesDirectory = filtered
+            print("run     rules left out (--skip-rules): \(options.skipRules.sorted().joined(separator: ", "))")
+        }
         Measure.header("run", "whole job (Pipeline.run) on \(options.worldDirectory.path)")
         var logger = Logger(label: "bench")
         logger.logLevel = .warning
