@@ -17,8 +17,8 @@ struct BenchOptions {
     var python = "python3"
     /// Longest a single rule query may run in the rules stage before it is interrupted and reported.
     var ruleTimeLimit: Double = 300
-    /// Rules the run stage leaves out (`--skip-rules IAP-009,…`), e.g. ones that do not finish at a size (the
-    /// rules stage runs every rule, each under `--rule-time-limit`).
+    /// Rules the run stage leaves out and the rules stage only times the query of (`--skip-rules IAP-009,…`),
+    /// e.g. ones that do not finish at a size; every query runs under `--rule-time-limit`.
     var skipRules: Set<String> = []
 
     static let usage = """
