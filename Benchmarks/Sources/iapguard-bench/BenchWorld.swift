@@ -30,7 +30,8 @@ enum BenchWorld {
             seed: 42, users: users(for: options), days: days,
             rulesPath: BenchOptions.repository.appendingPathComponent("rules").path,
             signSample: options.effectiveSignSample)
-        Measure.header("generate", "\(generatorOptions.users) users, \(days) days, sign-sample \(options.effectiveSignSample)")
+        Measure.header(
+            "generate", "\(generatorOptions.users) users, \(days) days, sign-sample \(options.effectiveSignSample)")
         let generator = try WorldGenerator(options: generatorOptions)
         let (summary, seconds) = try Measure.time { try generator.write(to: world) }
         Measure.line(
@@ -38,7 +39,8 @@ enum BenchWorld {
             String(format: "%.1f s  ", seconds) + "\(Measure.rate(Double(summary.purchases), seconds)) purchases  "
                 + "peak RSS \(Measure.mib(Measure.peakRSS()))")
         for (path, lines) in summary.fileLines.sorted(by: { $0.key < $1.key }) {
-            let bytes = (try? FileManager.default.attributesOfItem(atPath: world.appendingPathComponent(path).path)[.size])
+            let bytes =
+                (try? FileManager.default.attributesOfItem(atPath: world.appendingPathComponent(path).path)[.size])
                 as? Int ?? 0
             Measure.line("generate", "  \(path)", "\(lines) lines, \(Measure.mib(bytes))")
         }
@@ -62,8 +64,9 @@ enum BenchWorld {
 /// Runs every stage, each in its own process (so each reports its own peak RSS).
 enum AllStages {
     static func run(_ options: BenchOptions) throws {
-        print("iapguard-bench all --size \(options.sizeLabel) — \(ProcessInfo.processInfo.activeProcessorCount) cores, "
-            + "load \(Measure.loadAverage()), data \(options.directory.path)")
+        print(
+            "iapguard-bench all --size \(options.sizeLabel) — \(ProcessInfo.processInfo.activeProcessorCount) cores, "
+                + "load \(Measure.loadAverage()), data \(options.directory.path)")
         print("The machine is shared: every ratio below compares figures measured in this same run.")
         try FileManager.default.createDirectory(at: options.directory, withIntermediateDirectories: true)
         try BenchWorld.ensure(options)

@@ -25,7 +25,8 @@ enum IngestBenchmark {
         let store = try SQLiteStore(path: path)
         try store.migrate()
         let runID = try store.beginRun(
-            RunStart(startedAt: 0, windowSince: nil, windowUntil: BenchWorld.now, configHash: config.hash,
+            RunStart(
+                startedAt: 0, windowSince: nil, windowUntil: BenchWorld.now, configHash: config.hash,
                 toolVersion: "bench"))
         var reference = config.referenceData
         if let fx = config.fxRatesFile { reference.fxRates = try FXRateFile.load(fx, source: fx.lastPathComponent) }
@@ -53,7 +54,8 @@ enum IngestBenchmark {
             totalWrite += seconds > 0 ? writeSeconds : 0
             Measure.line(
                 "ingest", "\(source.name) (\(source.kind.rawValue)): \(records) records, all of ingest",
-                rateText(Double(records), seconds) + "  \(Measure.ratio(Double(records) / seconds, floorRate)) of floor")
+                rateText(Double(records), seconds) + "  \(Measure.ratio(Double(records) / seconds, floorRate)) of floor"
+            )
             Measure.line(
                 "ingest", "  of which store.write (SQLite upserts)",
                 rateText(Double(records), writeSeconds)

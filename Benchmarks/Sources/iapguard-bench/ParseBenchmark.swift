@@ -32,7 +32,9 @@ enum ParseBenchmark {
                     + String(format: "%.2f s  ", seconds)
                     + "\(floor > 0 ? Measure.ratio(mb / seconds, floor) : "×?") of orjson"
             }
-            print("parse   \(name): \(lines) lines, \(String(format: "%.1f", mb)) MB, \(Int(bytes) / max(1, lines)) B/line")
+            print(
+                "parse   \(name): \(lines) lines, \(String(format: "%.1f", mb)) MB, \(Int(bytes) / max(1, lines)) B/line"
+            )
             if let orjsonSeconds { Measure.line("parse", "  orjson.loads (Python), 1 core", figures(orjsonSeconds)) }
             Measure.line("parse", "  Foundation JSONSerialization, 1 core", figures(foundation1))
             Measure.line("parse", "  Foundation JSONSerialization, 2 threads", figures(foundation2))

@@ -63,7 +63,8 @@ enum ReportsBenchmark {
             if file.pathExtension == "html", let text = try? String(contentsOf: file, encoding: .utf8) {
                 note = "  \(text.components(separatedBy: "<tr").count - 1) table rows"
             }
-            Measure.line("reports", "  \(file.lastPathComponent)", String(format: "%9.1f KiB", Double(size) / 1024) + note)
+            Measure.line(
+                "reports", "  \(file.lastPathComponent)", String(format: "%9.1f KiB", Double(size) / 1024) + note)
         }
         Measure.line("reports", "peak RSS of this stage", Measure.mib(Measure.peakRSS()))
     }

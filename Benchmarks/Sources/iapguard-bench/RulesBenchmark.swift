@@ -69,11 +69,14 @@ enum RulesBenchmark {
         }
         Measure.line(
             "rules", "all \(rules.count - slow.count) rules that finished",
-            String(format: "query %8.3f s  with findings+evidence %8.3f s  %6d findings", totalQuery, totalAll, findings))
+            String(
+                format: "query %8.3f s  with findings+evidence %8.3f s  %6d findings", totalQuery, totalAll, findings))
 
         try handWritten(store)
         try duckDB(options, rules: rules.filter { !slow.contains($0.id) }, config: config, ours: ourSeconds)
-        if !slow.isEmpty { print("rules   interrupted after \(options.ruleTimeLimit) s: \(slow.joined(separator: ", "))") }
+        if !slow.isEmpty {
+            print("rules   interrupted after \(options.ruleTimeLimit) s: \(slow.joined(separator: ", "))")
+        }
         Measure.line("rules", "peak RSS of this stage", Measure.mib(Measure.peakRSS()))
     }
 
@@ -137,7 +140,8 @@ enum RulesBenchmark {
             if let exported = row["export_rows"] as? Int {
                 Measure.line(
                     "rules", "DuckDB: export \(exported) view rows to Parquet (not timed against us)",
-                    String(format: "export %.1f s  load %.1f s", row["export_seconds"] as? Double ?? 0,
+                    String(
+                        format: "export %.1f s  load %.1f s", row["export_seconds"] as? Double ?? 0,
                         row["load_seconds"] as? Double ?? 0))
                 continue
             }
@@ -153,12 +157,14 @@ enum RulesBenchmark {
             oursSameRules += mine
             Measure.line(
                 "rules", "DuckDB \(id), 2 threads",
-                String(format: "query %8.3f s  %6d rows  iapguard/DuckDB ×%.2f", seconds, row["rows"] as? Int ?? 0,
+                String(
+                    format: "query %8.3f s  %6d rows  iapguard/DuckDB ×%.2f", seconds, row["rows"] as? Int ?? 0,
                     seconds > 0 ? mine / seconds : 0))
         }
         Measure.line(
             "rules", "rule phase on the rules DuckDB ran (\(rules.count - failed.count))",
-            String(format: "iapguard %8.3f s  DuckDB %8.3f s  ratio ×%.2f", oursSameRules, duckTotal,
+            String(
+                format: "iapguard %8.3f s  DuckDB %8.3f s  ratio ×%.2f", oursSameRules, duckTotal,
                 duckTotal > 0 ? oursSameRules / duckTotal : 0))
         if !failed.isEmpty { print("rules   DuckDB could not run: \(failed.joined(separator: ", "))") }
     }

@@ -54,7 +54,9 @@ enum VerifyBenchmark {
             throw BenchError("warm-up payload did not verify")
         }
         let cached = measure { iteration in
-            if verifier.verify(payloads[iteration % payloads.count], as: .transaction).status == .verified { sink &+= 1 }
+            if verifier.verify(payloads[iteration % payloads.count], as: .transaction).status == .verified {
+                sink &+= 1
+            }
         }
         report("JWSVerifier.verify, cached chain, 1 core", cached, floor: bare)
 
@@ -75,7 +77,9 @@ enum VerifyBenchmark {
             sink &+= verifier.verifyAll(batch).count
         }
         report("JWSVerifier.verifyAll, cached chain, \(cores) cores", all, floor: bare)
-        report("JWSVerifier.verifyAll, cached chain, \(cores) cores, vs \(cores)-core floor", all, floor: bare2, of: "floor")
+        report(
+            "JWSVerifier.verifyAll, cached chain, \(cores) cores, vs \(cores)-core floor", all, floor: bare2,
+            of: "floor")
 
         // 5. Uncached: a fresh verifier per payload (root parse + chain validation + one ES256).
         let uncached = measure { iteration in
@@ -124,7 +128,8 @@ enum VerifyBenchmark {
         let batch = payloads.map { ($0, SignedPayloadKind.transaction) }
         let all = measureBatches(batchSize: batch.count) { _ = verifier.verifyAll(batch) }
         let cores = ProcessInfo.processInfo.activeProcessorCount
-        report("world JWS: JWSVerifier.verifyAll, \(cores) cores, vs \(cores)-core floor", all, floor: floor2, of: "floor")
+        report(
+            "world JWS: JWSVerifier.verifyAll, \(cores) cores, vs \(cores)-core floor", all, floor: floor2, of: "floor")
         let parsed = measure { iteration in
             if let jws = try? CompactJWS(texts[iteration % texts.count]) {
                 _ = verifier.verify(jws, as: .transaction)
