@@ -27,12 +27,20 @@ struct GenerateCommand: ParsableCommand {
     @Option(name: .long, help: "The rules folder written into the config (default: ./rules if it exists).")
     var rules: String?
 
+    @Option(
+        name: .long,
+        help:
+            "Fraction (0-1) of ordinary StoreKit 2 purchases written as signed JWS; the rest as verifyReceipt-style records (for size runs)."
+    )
+    var signSample: Double = 1
+
     func validate() throws {
         guard WorldGenerator.parseDay(end) != nil else {
             throw ValidationError("--end must be a date YYYY-MM-DD, got \(end)")
         }
         guard users >= 1 else { throw ValidationError("--users must be at least 1") }
         guard days >= 1 else { throw ValidationError("--days must be at least 1") }
+        guard (0...1).contains(signSample) else { throw ValidationError("--sign-sample must be between 0 and 1") }
     }
 
     func run() throws {
@@ -43,7 +51,8 @@ struct GenerateCommand: ParsableCommand {
         let rulesPath =
             rules.map { URL(fileURLWithPath: $0, relativeTo: cwd).standardizedFileURL.path }
             ?? WorldGenerator.defaultRulesPath()
-        let options = WorldGenerator.Options(seed: seed, users: users, days: days, end: endMillis, rulesPath: rulesPath)
+        let options = WorldGenerator.Options(
+            seed: seed, users: users, days: days, end: endMillis, rulesPath: rulesPath, signSample: signSample)
         let generator = try WorldGenerator(options: options)
         let summary = try generator.write(to: URL(fileURLWithPath: out, relativeTo: cwd).standardizedFileURL)
         print(summary.description)

@@ -15,27 +15,34 @@ struct VerifyCommand: ParsableCommand {
             Output, one line per record: FILE:LINE  verified|failed  KIND  REASON  DETAIL
             (or one JSON object per line with --json).
 
+            With --config FILE, the defaults come from the config: its trusted roots (Apple Root CA - G3 \
+            unless trust_apple_root is false, plus its trust: certificates), its apps with their \
+            environments and app Apple IDs. --trust, --bundle-id and --environment given on the command \
+            line replace the config's roots, apps and environments respectively.
+
             Exit status: 0 when every record verified, 1 when any record failed, 64 on a usage error \
-            (bad option, unreadable FILE or --trust certificate).
+            (bad option, unreadable FILE, --trust certificate or --config file).
             """
     )
 
     @Option(
         name: .customLong("trust"),
         help: ArgumentHelp(
-            "A trusted root certificate (DER). Repeatable; replaces the default Apple Root CA - G3.",
+            "A trusted root certificate (DER). Repeatable; replaces the default roots (Apple Root CA - G3, or the config's).",
             valueName: "CERT.der"))
     var trust: [String] = []
 
     @Option(
         name: .customLong("bundle-id"),
-        help: ArgumentHelp("A bundle ID to accept. Repeatable; at least one is required.", valueName: "ID"))
+        help: ArgumentHelp(
+            "A bundle ID to accept. Repeatable; required unless --config gives the apps.", valueName: "ID"))
     var bundleIDs: [String] = []
 
     @Option(
         name: .customLong("environment"),
         help: ArgumentHelp(
-            "An environment to accept: Production or Sandbox. Repeatable; default Production.", valueName: "ENV"))
+            "An environment to accept: Production or Sandbox. Repeatable; default Production (or each configured app's).",
+            valueName: "ENV"))
     var environments: [String] = []
 
     @Option(
@@ -45,6 +52,13 @@ struct VerifyCommand: ParsableCommand {
     )
     var appAppleID: Int64?
 
+    @Option(
+        name: .customLong("config"),
+        help: ArgumentHelp(
+            "An iapguard config whose trust roots, apps and environments are the defaults.",
+            valueName: "FILE"))
+    var config: String?
+
     @Flag(name: .customLong("json"), help: "Print one JSON object per record.")
     var json = false
 
@@ -53,15 +67,16 @@ struct VerifyCommand: ParsableCommand {
 
     func validate() throws {
         if files.isEmpty { throw ValidationError("give at least one FILE") }
-        if bundleIDs.isEmpty { throw ValidationError("give at least one --bundle-id") }
+        if bundleIDs.isEmpty && config == nil { throw ValidationError("give at least one --bundle-id, or --config") }
         if appAppleID != nil && bundleIDs.count != 1 {
             throw ValidationError("--app-apple-id needs exactly one --bundle-id")
         }
         _ = try parsedEnvironments()
     }
 
-    private func parsedEnvironments() throws -> Set<AppleEnvironment> {
-        if environments.isEmpty { return [.production] }
+    /// The `--environment`s, or `nil` when none was given.
+    private func parsedEnvironments() throws -> Set<AppleEnvironment>? {
+        if environments.isEmpty { return nil }
         var result: Set<AppleEnvironment> = []
         for name in environments {
             guard let environment = AppleEnvironment(appleValue: name), environment.isSignedByApple else {
@@ -80,15 +95,20 @@ struct VerifyCommand: ParsableCommand {
             }
             roots.append(der)
         }
-        if roots.isEmpty { roots = [AppleRootCertificates.appleRootCAG3DER] }
-        let environmentSet = try parsedEnvironments()
-        let policy = VerificationPolicy(
-            apps: bundleIDs.map {
-                VerificationPolicy.App(bundleID: $0, appAppleID: appAppleID, environments: environmentSet)
-            })
+        var loadedConfig: Config?
+        if let config {
+            do {
+                loadedConfig = try Config.load(from: URL(fileURLWithPath: config))
+            } catch {
+                throw usageError("\(error)")
+            }
+        }
         let verifier: JWSVerifier
         do {
-            verifier = try JWSVerifier(trustedRootsDER: roots, policy: policy)
+            let setup = try VerifierSetup(
+                config: loadedConfig, trustedRootsDER: roots, bundleIDs: bundleIDs,
+                environments: try parsedEnvironments(), appAppleID: appAppleID)
+            verifier = try JWSVerifier(trustedRootsDER: setup.trustedRootsDER, policy: setup.policy)
         } catch {
             throw usageError("\(error)")
         }

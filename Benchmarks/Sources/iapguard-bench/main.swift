@@ -1,16 +1,21 @@
 import Foundation
 
-// iapguard-bench SUBCOMMAND — one subcommand per pipeline stage; each prints its figures.
-let arguments = Array(CommandLine.arguments.dropFirst())
-switch arguments.first {
-case "verify":
-    do {
-        try VerifyBenchmark.run()
-    } catch {
-        FileHandle.standardError.write(Data("iapguard-bench verify: \(error)\n".utf8))
-        exit(1)
+// iapguard-bench STAGE [options] — one stage per pipeline step; each prints its figures, ratios to floors
+// measured in the same run, seconds and peak RSS. See Benchmarks/README.md.
+do {
+    let options = try BenchOptions(arguments: Array(CommandLine.arguments.dropFirst()))
+    switch options.stage {
+    case "all": try AllStages.run(options)
+    case "generate": try BenchWorld.stage(options)
+    case "parse": try ParseBenchmark.run(options)
+    case "verify": try VerifyBenchmark.run(options)
+    case "ingest": try IngestBenchmark.run(options)
+    case "rules": try RulesBenchmark.run(options)
+    case "reports": try ReportsBenchmark.run(options)
+    case "run": try RunBenchmark.run(options)
+    default: throw BenchError("unknown stage \(options.stage)\n\(BenchOptions.usage)")
     }
-default:
-    FileHandle.standardError.write(Data("usage: iapguard-bench verify\n".utf8))
-    exit(64)
+} catch {
+    FileHandle.standardError.write(Data("iapguard-bench: \(error)\n".utf8))
+    exit(1)
 }

@@ -54,7 +54,7 @@ public struct AppleSighting: Sendable, Hashable {
         Hashing.sha256Hex(
             [
                 sourceKind.rawValue, payloadHash, transaction.transactionID, submittedByUserID ?? "",
-                submittedOrderID ?? "", String(describing: transaction),
+                submittedOrderID ?? "", transaction.stableDescription,
             ].joined(separator: "\u{1F}"))
     }
 }

@@ -19,6 +19,8 @@ final class UserSimulator {
     let sink: WorldSink
     var user: UserProfile
     var rng: WorldRandom
+    /// Draws only for `--sign-sample` below 1, from its own stream, so the main stream is untouched.
+    private var signSampler: WorldRandom
     private var seq = 0
     private var creditSeq = 0
     /// A consumable the app has not finished yet: it rides along in the next legacy receipt.
@@ -29,6 +31,7 @@ final class UserSimulator {
         self.sink = sink
         user = UserProfile.make(index: index, seed: parameters.seed)
         rng = WorldRandom(seed: parameters.seed, stream: 2, index: UInt64(index))
+        signSampler = WorldRandom(seed: parameters.seed, stream: 3, index: UInt64(index))
     }
 
     // MARK: ids
@@ -186,7 +189,11 @@ final class UserSimulator {
         consumedAt: Int64? = nil
     ) throws -> Made {
         let owner = buyer ?? user
-        let ch = channel ?? (owner.storeKit2 ? .jws : .legacy)
+        var ch = channel ?? (owner.storeKit2 ? .jws : .legacy)
+        if channel == nil, ch == .jws, p.signSample < 1, signSampler.unit() >= p.signSample {
+            // Outside the signed sample (`--sign-sample`): delivered as a verifyReceipt-style record.
+            ch = .legacy
+        }
         let sf = storefront ?? owner.home
         let tx = newTransaction(
             product, storefront: sf, at: time, environment: environment, quantity: quantity,

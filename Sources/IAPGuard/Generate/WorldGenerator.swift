@@ -20,17 +20,23 @@ public struct WorldGenerator: Sendable {
         public var end: Int64
         /// The `rules:` entry of the generated config; omitted when `nil`.
         public var rulesPath: String?
+        /// Fraction (0…1) of the ordinary StoreKit 2 purchases delivered as signed JWS transactions; the others
+        /// are delivered as verifyReceipt-style records (signing millions of payloads is slow). Injected
+        /// patterns and notifications are always signed. 1 by default: the world is then the same as without
+        /// the option.
+        public var signSample: Double
 
-        /// The defaults: seed 42, 3000 users, 60 days ending 2026-11-01T00:00:00Z.
+        /// The defaults: seed 42, 3000 users, 60 days ending 2026-11-01T00:00:00Z, everything signed.
         public init(
             seed: UInt64 = 42, users: Int = 3000, days: Int = 60, end: Int64 = WorldGenerator.defaultEnd,
-            rulesPath: String? = nil
+            rulesPath: String? = nil, signSample: Double = 1
         ) {
             self.seed = seed
             self.users = users
             self.days = days
             self.end = end
             self.rulesPath = rulesPath
+            self.signSample = signSample
         }
 
         /// Start of the window, epoch ms.
@@ -99,6 +105,9 @@ public struct WorldGenerator: Sendable {
     public func write(to directory: URL) throws -> WorldSummary {
         guard options.users >= 1 else { throw GenerateError(description: "--users must be at least 1") }
         guard options.days >= 1 else { throw GenerateError(description: "--days must be at least 1") }
+        guard (0...1).contains(options.signSample) else {
+            throw GenerateError(description: "--sign-sample must be between 0 and 1")
+        }
         let fm = FileManager.default
         let data = directory.appendingPathComponent("data")
         let certs = directory.appendingPathComponent("certs")
@@ -113,7 +122,8 @@ public struct WorldGenerator: Sendable {
 
         let schedule = WorldSchedule(users: options.users)
         let parameters = WorldParameters(
-            seed: options.seed, users: options.users, start: options.start, end: options.end, schedule: schedule)
+            seed: options.seed, users: options.users, start: options.start, end: options.end, schedule: schedule,
+            signSample: options.signSample)
         let sink = try WorldSink(directory: directory, signer: signer, foreignSigner: foreignSigner)
         for index in 0..<options.users {
             try autoreleasepoolIfAvailable {

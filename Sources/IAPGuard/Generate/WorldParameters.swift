@@ -6,4 +6,7 @@ struct WorldParameters: Sendable {
     let start: Int64
     let end: Int64
     let schedule: WorldSchedule
+    /// Fraction of ordinary StoreKit 2 deliveries written as signed transactions; the rest become
+    /// verifyReceipt-style records. 1 (everything signed) by default.
+    var signSample: Double = 1
 }

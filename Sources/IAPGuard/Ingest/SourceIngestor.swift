@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 
 /// Reads one configured source and hands parsed, verified records to `sink` in batches.
@@ -92,20 +93,43 @@ public struct SourceIngestor {
         }
         switch source.format {
         case .jsonl:
+            // Lines are parsed and verified `batchSize` at a time on all cores, in the background while the
+            // previous block's records go to `sink` on this thread; the records are added in line order with
+            // the same batch boundaries as a one-line-at-a-time loop.
+            var pending: [PendingLine] = []
+            var inFlight: ParseJob?
+            defer { inFlight?.waitForResults() }
+            func emit(_ job: ParseJob) throws {
+                for result in job.waitForResults() {
+                    batch.append(contentsOf: try result.get())
+                    if batch.recordCount >= batchSize { try flush() }
+                }
+            }
+            func drain() throws {
+                guard !pending.isEmpty else { return }
+                let job = ParseJob(lines: pending, ingestor: self, fileName: name)
+                pending = []
+                if let previous = inFlight {
+                    inFlight = job
+                    try emit(previous)
+                } else {
+                    inFlight = job
+                }
+            }
             try LineReader(url: file).forEachLine { line in
                 switch line {
                 case .oversize(let number, let length, let head):
-                    quarantine("\(name):\(number)", "line is \(length) bytes, longer than the 8 MiB limit", head)
+                    pending.append(.oversize(number: number, length: length, head: head))
                 case .text(let number, let bytes):
                     if bytes.allSatisfy({ $0 == 32 || $0 == 9 }) { return }
-                    let location = "\(name):\(number)"
-                    do {
-                        try parseLine(bytes, location: location, into: &batch)
-                    } catch let error as RecordError {
-                        quarantine(location, error.message, bytes)
-                    }
+                    pending.append(.text(number: number, bytes: Array(bytes)))
                 }
-                if batch.recordCount >= batchSize { try flush() }
+                if pending.count >= max(1, batchSize) { try drain() }
+            }
+            try drain()
+            if let last = inFlight {
+                inFlight = nil
+                try emit(last)
             }
         case .csv:
             var header: [String]?
@@ -196,6 +220,63 @@ public struct SourceIngestor {
         return nil
     }
 
+    /// A JSON Lines line waiting to be parsed.
+    enum PendingLine: Sendable {
+        case text(number: Int, bytes: [UInt8])
+        case oversize(number: Int, length: Int, head: [UInt8])
+    }
+
+    /// Parses (and so verifies) `lines` on all cores. One result per line, in order: the records the line
+    /// adds (a quarantined record when it is bad), or an error that is not about the record itself.
+    func parseLines(_ lines: [PendingLine], fileName: String) -> [Result<IngestBatch, any Error>] {
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        guard cores > 1, lines.count > 1 else {
+            return lines.map { parsePendingLine($0, fileName: fileName) }
+        }
+        // A few chunks per core, so a slow chunk (uncached chains) does not leave a core idle.
+        let chunkCount = min(lines.count, cores * 4)
+        let chunkSize = (lines.count + chunkCount - 1) / chunkCount
+        let results = LineResults(count: lines.count)
+        // Parsing reads only `source` and `verifier` (immutable, Sendable) from the ingestor.
+        let ingestor = IngestorReference(ingestor: self)
+        DispatchQueue.concurrentPerform(iterations: chunkCount) { chunk in
+            let start = chunk * chunkSize
+            let end = min(start + chunkSize, lines.count)
+            guard start < end else { return }
+            for index in start..<end {
+                results.set(index, ingestor.ingestor.parsePendingLine(lines[index], fileName: fileName))
+            }
+        }
+        return results.values()
+    }
+
+    func parsePendingLine(_ line: PendingLine, fileName: String) -> Result<IngestBatch, any Error> {
+        var fragment = IngestBatch()
+        switch line {
+        case .oversize(let number, let length, let head):
+            fragment.quarantined.append(
+                quarantineRecord(
+                    "\(fileName):\(number)", "line is \(length) bytes, longer than the 8 MiB limit", head))
+        case .text(let number, let bytes):
+            let location = "\(fileName):\(number)"
+            do {
+                try parseLine(bytes[...], location: location, into: &fragment)
+            } catch let error as RecordError {
+                fragment.quarantined.append(quarantineRecord(location, error.message, bytes))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return .success(fragment)
+    }
+
+    func quarantineRecord(_ location: String, _ reason: String, _ raw: some Collection<UInt8>) -> QuarantinedRecord {
+        let excerpt = String(decoding: raw.prefix(4096), as: UTF8.self)
+        return QuarantinedRecord(
+            sourceName: source.name, location: location, reason: reason, rawExcerpt: excerpt,
+            rawHash: Hashing.sha256Hex(Data(raw)))
+    }
+
     func parseLine(_ bytes: ArraySlice<UInt8>, location: String, into batch: inout IngestBatch) throws {
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw RecordError("invalid UTF-8")
@@ -232,6 +313,68 @@ public struct SourceIngestor {
         default:
             throw RecordError("\(source.kind.rawValue) sources are JSON Lines only")
         }
+    }
+}
+
+/// One block of lines being parsed in the background (``SourceIngestor/parseLines(_:fileName:)``).
+private final class ParseJob: @unchecked Sendable {
+    private let group = DispatchGroup()
+    /// Written once by the background block before `group.leave()`, read after `group.wait()`.
+    private var results: [Result<IngestBatch, any Error>] = []
+
+    init(lines: [SourceIngestor.PendingLine], ingestor: SourceIngestor, fileName: String) {
+        let reference = IngestorReference(ingestor: ingestor)
+        group.enter()
+        DispatchQueue.global().async { [self] in
+            results = reference.ingestor.parseLines(lines, fileName: fileName)
+            group.leave()
+        }
+    }
+
+    /// Waits for the block and returns one result per line, in order.
+    @discardableResult
+    func waitForResults() -> [Result<IngestBatch, any Error>] {
+        group.wait()
+        return results
+    }
+}
+
+/// The ingestor as seen by the parsing threads, which only call its parsing methods (they read the
+/// immutable `source` and the Sendable `verifier`).
+private struct IngestorReference: @unchecked Sendable {
+    let ingestor: SourceIngestor
+}
+
+/// Per-line results of ``SourceIngestor/parseLines(_:fileName:)``, each slot written by one thread.
+private final class LineResults: @unchecked Sendable {
+    private let lock = NSLock()
+    private var slots: [Result<IngestBatch, any Error>?]
+
+    init(count: Int) {
+        slots = Array(repeating: nil, count: count)
+    }
+
+    func set(_ index: Int, _ result: Result<IngestBatch, any Error>) {
+        lock.lock()
+        slots[index] = result
+        lock.unlock()
+    }
+
+    func values() -> [Result<IngestBatch, any Error>] {
+        lock.lock()
+        defer { lock.unlock() }
+        return slots.map { $0 ?? .success(IngestBatch()) }
+    }
+}
+
+extension IngestBatch {
+    /// Appends `other`'s records after this batch's, kind by kind.
+    fileprivate mutating func append(contentsOf other: IngestBatch) {
+        sightings += other.sightings
+        orders += other.orders
+        credits += other.credits
+        notifications += other.notifications
+        quarantined += other.quarantined
     }
 }
 

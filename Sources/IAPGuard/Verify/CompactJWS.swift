@@ -4,6 +4,11 @@ import Foundation
 ///
 /// Parsing only checks the shape: three base64url parts, a JSON object header and a JSON object payload.
 /// Everything about trust is ``JWSVerifier``'s job.
+///
+/// The work is done on the UTF-8 bytes: split at the dots, base64url-decode each part directly, read the
+/// small header with a byte-level parser (``FastJSONValue``) and decode the `x5c` certificates once. Input
+/// the byte-level parser is not sure about (escapes, non-ASCII, malformed JSON) goes through
+/// `JSONSerialization` as before, so what is accepted and every error message are unchanged.
 public struct CompactJWS: Sendable {
     /// The original compact text.
     public let compact: String
@@ -18,11 +23,16 @@ public struct CompactJWS: Sendable {
     /// The `x5c` certificates from the header, DER-decoded (standard base64 per RFC 7515), in order
     /// leaf, intermediate, root. Empty when absent.
     public let certificateChainDER: [Data]
+    /// The payload as read by the byte-level parser, or `nil` when it needed the Foundation fallback.
+    let payloadValue: FastJSONValue?
+    /// UTF-8 length of `header.payload` in ``compact``.
+    let signingInputCount: Int
 
     /// The bytes the signature covers: ASCII of `header.payload` as transmitted.
     public var signingInput: Data {
-        let parts = compact.split(separator: ".", omittingEmptySubsequences: false)
-        return Data((parts[0] + "." + parts[1]).utf8)
+        var text = compact
+        let count = signingInputCount
+        return text.withUTF8 { Data(UnsafeBufferPointer(rebasing: $0.prefix(count))) }
     }
 
     /// Why a compact JWS could not be split or decoded.
@@ -33,46 +43,180 @@ public struct CompactJWS: Sendable {
 
     /// Splits and decodes `compact`. Throws ``FormatError`` for anything that is not a well-formed JWS.
     public init(_ compact: String) throws {
+        var text = compact
+        let fast = text.withUTF8 { bytes -> Result<Parts, FormatError>? in
+            let trimmed = Self.trimASCIIWhitespace(bytes)
+            guard !trimmed.contains(where: { $0 >= 0x80 }) else { return nil }
+            return Self.parse(trimmed, isWhole: trimmed.count == bytes.count)
+        }
+        if let fast {
+            try self.init(parts: fast.get(), original: compact)
+            return
+        }
+        // Non-ASCII input: trim Unicode whitespace as before; what is left must be ASCII to be a JWS.
         let trimmed = compact.trimmingCharacters(in: .whitespacesAndNewlines)
-        let parts = trimmed.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3 else {
-            throw FormatError(message: "compact JWS needs 3 dot-separated parts, found \(parts.count)")
+        guard trimmed.utf8.allSatisfy({ $0 < 0x80 }) else {
+            throw Self.nonASCIIFailure(trimmed)
         }
-        guard !parts[0].isEmpty, !parts[1].isEmpty else {
-            throw FormatError(message: "compact JWS has an empty header or payload")
+        try self.init(trimmed)
+    }
+
+    private init(parts: Parts, original: String) {
+        compact = parts.trimmedText ?? original
+        headerJSON = parts.header
+        payloadJSON = parts.payload
+        signature = parts.signature
+        algorithm = parts.algorithm
+        certificateChainDER = parts.chain
+        payloadValue = parts.payloadValue
+        signingInputCount = parts.signingInputCount
+    }
+
+    /// What ``parse(_:)`` found.
+    private struct Parts {
+        /// The trimmed text when trimming removed something, else `nil` (the original is kept).
+        var trimmedText: String?
+        var header: Data
+        var payload: Data
+        var signature: Data
+        var algorithm: String?
+        var chain: [Data]
+        var payloadValue: FastJSONValue?
+        var signingInputCount: Int
+    }
+
+    private static func isASCIIWhitespace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || (0x09...0x0D).contains(byte)
+    }
+
+    private static func trimASCIIWhitespace(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
+        var start = 0
+        var end = bytes.count
+        while start < end, isASCIIWhitespace(bytes[start]) { start += 1 }
+        while end > start, isASCIIWhitespace(bytes[end - 1]) { end -= 1 }
+        return UnsafeBufferPointer(rebasing: bytes[start..<end])
+    }
+
+    /// The byte-level parse of ASCII text (already trimmed).
+    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>, isWhole: Bool) -> Result<Parts, FormatError> {
+        var dots: [Int] = []
+        for index in bytes.indices where bytes[index] == UInt8(ascii: ".") {
+            dots.append(index)
+            if dots.count > 2 { break }
         }
-        guard let header = Base64URL.decode(parts[0]) else {
-            throw FormatError(message: "JWS header is not base64url")
+        guard dots.count == 2 else {
+            let count = bytes.reduce(1) { $1 == UInt8(ascii: ".") ? $0 + 1 : $0 }
+            return .failure(FormatError(message: "compact JWS needs 3 dot-separated parts, found \(count)"))
         }
-        guard let payload = Base64URL.decode(parts[1]) else {
-            throw FormatError(message: "JWS payload is not base64url")
+        let headerPart = UnsafeBufferPointer(rebasing: bytes[0..<dots[0]])
+        let payloadPart = UnsafeBufferPointer(rebasing: bytes[(dots[0] + 1)..<dots[1]])
+        let signaturePart = UnsafeBufferPointer(rebasing: bytes[(dots[1] + 1)...])
+        guard !headerPart.isEmpty, !payloadPart.isEmpty else {
+            return .failure(FormatError(message: "compact JWS has an empty header or payload"))
         }
-        guard let signature = Base64URL.decode(parts[2]) else {
-            throw FormatError(message: "JWS signature is not base64url")
+        let cached = JWSHeaderCache.shared.lookup(headerPart)
+        guard let header = cached?.header ?? Base64Bytes.decodeURL(headerPart) else {
+            return .failure(FormatError(message: "JWS header is not base64url"))
         }
-        guard let headerObject = (try? JSONSerialization.jsonObject(with: header)) as? [String: Any] else {
-            throw FormatError(message: "JWS header is not a JSON object")
+        guard let payload = Base64Bytes.decodeURL(payloadPart) else {
+            return .failure(FormatError(message: "JWS payload is not base64url"))
         }
-        guard (try? JSONSerialization.jsonObject(with: payload)) is [String: Any] else {
-            throw FormatError(message: "JWS payload is not a JSON object")
+        guard let signature = Base64Bytes.decodeURL(signaturePart) else {
+            return .failure(FormatError(message: "JWS signature is not base64url"))
         }
-        var chain: [Data] = []
-        if let x5c = headerObject["x5c"] {
-            guard let list = x5c as? [Any] else {
-                throw FormatError(message: "JWS header x5c is not an array")
+        var headerFields = HeaderFields()
+        if let cached {
+            headerFields.algorithm = cached.algorithm
+        } else {
+            switch readHeader(header) {
+            case .failure(let error): return .failure(error)
+            case .success(let fields): headerFields = fields
+            }
+        }
+        let payloadValue = FastJSONValue.parse(payload)
+        if payloadValue?.objectValue == nil {
+            // Not sure (or not an object): Foundation decides, as before.
+            guard (try? JSONSerialization.jsonObject(with: payload)) is [String: Any] else {
+                return .failure(FormatError(message: "JWS payload is not a JSON object"))
+            }
+        }
+        var chain: [Data] = cached?.chain ?? []
+        if cached == nil, let x5c = headerFields.x5c {
+            guard let list = x5c else {
+                return .failure(FormatError(message: "JWS header x5c is not an array"))
             }
             for (index, item) in list.enumerated() {
-                guard let text = item as? String, let der = Data(base64Encoded: text) else {
-                    throw FormatError(message: "JWS header x5c[\(index)] is not base64 DER")
+                guard var text = item,
+                    let der = text.withUTF8({ Base64Bytes.decodeStandard($0) })
+                else {
+                    return .failure(FormatError(message: "JWS header x5c[\(index)] is not base64 DER"))
                 }
                 chain.append(der)
             }
         }
-        self.compact = trimmed
-        self.headerJSON = header
-        self.payloadJSON = payload
-        self.signature = signature
-        self.algorithm = headerObject["alg"] as? String
-        self.certificateChainDER = chain
+        if cached == nil {
+            JWSHeaderCache.shared.store(
+                .init(encoded: Array(headerPart), header: header, algorithm: headerFields.algorithm, chain: chain))
+        }
+        return .success(
+            Parts(
+                trimmedText: isWhole ? nil : String(decoding: bytes, as: UTF8.self), header: header,
+                payload: payload, signature: signature, algorithm: headerFields.algorithm, chain: chain,
+                payloadValue: payloadValue?.objectValue == nil ? nil : payloadValue, signingInputCount: dots[1]))
+    }
+
+    /// `alg` and `x5c` of a header. `x5c`: `nil` when absent, `.some(nil)` when not an array; items are
+    /// `nil` when not strings.
+    private struct HeaderFields {
+        var algorithm: String?
+        var x5c: [String?]??
+    }
+
+    private static func readHeader(_ header: Data) -> Result<HeaderFields, FormatError> {
+        if let members = FastJSONValue.parse(header)?.objectValue {
+            var fields = HeaderFields()
+            if case .string(let alg)? = members["alg"] { fields.algorithm = alg }
+            if let x5c = members["x5c"] {
+                if case .array(let items) = x5c {
+                    fields.x5c = .some(
+                        items.map { item -> String? in
+                            if case .string(let text) = item { return text }
+                            return nil
+                        })
+                } else {
+                    fields.x5c = .some(nil)
+                }
+            }
+            return .success(fields)
+        }
+        guard let object = (try? JSONSerialization.jsonObject(with: header)) as? [String: Any] else {
+            return .failure(FormatError(message: "JWS header is not a JSON object"))
+        }
+        var fields = HeaderFields()
+        fields.algorithm = object["alg"] as? String
+        if let x5c = object["x5c"] {
+            if let list = x5c as? [Any] {
+                fields.x5c = .some(list.map { $0 as? String })
+            } else {
+                fields.x5c = .some(nil)
+            }
+        }
+        return .success(fields)
+    }
+
+    /// The error for trimmed text holding non-ASCII characters (never a JWS: base64url is ASCII), worded
+    /// by the same checks in the same order as for ASCII text. The split is by `Character`.
+    private static func nonASCIIFailure(_ trimmed: String) -> FormatError {
+        let parts = trimmed.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3 else {
+            return FormatError(message: "compact JWS needs 3 dot-separated parts, found \(parts.count)")
+        }
+        guard !parts[0].isEmpty, !parts[1].isEmpty else {
+            return FormatError(message: "compact JWS has an empty header or payload")
+        }
+        for (part, name) in zip(parts, ["header", "payload", "signature"]) where Base64URL.decode(part) == nil {
+            return FormatError(message: "JWS \(name) is not base64url")
+        }
+        return FormatError(message: "JWS is not ASCII text")
     }
 }

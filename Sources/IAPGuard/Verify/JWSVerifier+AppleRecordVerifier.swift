@@ -12,6 +12,18 @@ extension JWSVerifier {
     /// The verifier a config asks for: Apple Root CA G3 (unless `trust_apple_root: false`) plus the
     /// configured extra roots, and the configured apps with their environments.
     public static func make(for config: Config) throws -> JWSVerifier {
+        let roots = try trustedRoots(for: config)
+        let policy = VerificationPolicy(config: config)
+        do {
+            return try JWSVerifier(trustedRootsDER: roots, policy: policy)
+        } catch {
+            throw ConfigError(file: config.file.path, key: "trust", message: "\(error)")
+        }
+    }
+
+    /// The roots a config trusts: Apple Root CA G3 (unless `trust_apple_root: false`) and the `trust:` files.
+    /// Throws `ConfigError` when a file cannot be read.
+    public static func trustedRoots(for config: Config) throws -> [Data] {
         var roots: [Data] = config.trustAppleRoot ? [AppleRootCertificates.appleRootCAG3DER] : []
         for file in config.trustedRootFiles {
             let der: Data
@@ -36,15 +48,6 @@ extension JWSVerifier {
             }
             roots.append(der)
         }
-        let policy = VerificationPolicy(
-            apps: config.apps.map {
-                VerificationPolicy.App(
-                    bundleID: $0.bundleID, appAppleID: $0.appAppleID, environments: Set($0.environments))
-            })
-        do {
-            return try JWSVerifier(trustedRootsDER: roots, policy: policy)
-        } catch {
-            throw ConfigError(file: config.file.path, key: "trust", message: "\(error)")
-        }
+        return roots
     }
 }

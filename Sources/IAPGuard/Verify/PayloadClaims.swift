@@ -23,6 +23,15 @@ struct PayloadClaims: Decodable, Sendable {
         signedDate.map { Date(timeIntervalSince1970: $0 / 1000) }
     }
 
+    /// The claims of `jws`: read from its byte-level parse when every claim there has the plain type
+    /// `JSONDecoder` would accept, else decoded by `decoder` (which then also words any error).
+    static func decode(_ jws: CompactJWS, with decoder: JSONDecoder) -> Result<PayloadClaims, DecodeProblem> {
+        if let members = jws.payloadValue?.objectValue, let claims = PayloadClaims(fast: members) {
+            return .success(claims)
+        }
+        return decode(jws.payloadJSON, with: decoder)
+    }
+
     /// Decodes the claims, returning a `bad-format` detail on failure.
     static func decode(_ json: Data, with decoder: JSONDecoder) -> Result<PayloadClaims, DecodeProblem> {
         do {
@@ -32,7 +41,70 @@ struct PayloadClaims: Decodable, Sendable {
         }
     }
 
+    /// Claims from byte-level parsed members, or `nil` when a claim is not of a plain type (the caller then
+    /// lets `JSONDecoder` decide, so acceptance and errors stay exactly those of the `Decodable` path).
+    init?(fast members: [String: FastJSONValue]) {
+        guard let signedDate = FastClaim.double(members["signedDate"]),
+            let bundleId = FastClaim.string(members["bundleId"]),
+            let environment = FastClaim.string(members["environment"]),
+            let data = FastClaim.notificationData(members["data"]),
+            let summary = FastClaim.notificationData(members["summary"])
+        else { return nil }
+        self.signedDate = signedDate
+        self.bundleId = bundleId
+        self.environment = environment
+        self.data = data
+        self.summary = summary
+    }
+
     struct DecodeProblem: Error, Sendable {
         var detail: String
+    }
+}
+
+/// Typed reads of one fast-parsed claim: `.some(nil)` for absent or `null`, `.some(value)` for the right
+/// plain type, `nil` when `JSONDecoder` must decide.
+private enum FastClaim {
+    static func string(_ value: FastJSONValue?) -> String?? {
+        switch value {
+        case nil, .null?: return .some(nil)
+        case .string(let text)?: return .some(text)
+        default: return nil
+        }
+    }
+
+    /// Integers up to 2^53 convert to `Double` exactly, as `JSONDecoder` reads them.
+    static func double(_ value: FastJSONValue?) -> Double?? {
+        switch value {
+        case nil, .null?: return .some(nil)
+        case .integer(let number)? where number.magnitude <= 1 << 53: return .some(Double(number))
+        default: return nil
+        }
+    }
+
+    static func int64(_ value: FastJSONValue?) -> Int64?? {
+        switch value {
+        case nil, .null?: return .some(nil)
+        case .integer(let number)?: return .some(number)
+        default: return nil
+        }
+    }
+
+    static func notificationData(_ value: FastJSONValue?) -> PayloadClaims.NotificationData?? {
+        switch value {
+        case nil, .null?: return .some(nil)
+        case .object(let members)?:
+            guard let bundleId = string(members["bundleId"]),
+                let environment = string(members["environment"]),
+                let appAppleId = int64(members["appAppleId"]),
+                let signedTransactionInfo = string(members["signedTransactionInfo"]),
+                let signedRenewalInfo = string(members["signedRenewalInfo"])
+            else { return nil }
+            return .some(
+                PayloadClaims.NotificationData(
+                    bundleId: bundleId, environment: environment, appAppleId: appAppleId,
+                    signedTransactionInfo: signedTransactionInfo, signedRenewalInfo: signedRenewalInfo))
+        default: return nil
+        }
     }
 }

@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""Side-by-side figures for iapguard-bench: what an analyst would use instead.
+
+  side_by_side.py orjson FILE...          orjson.loads over every line of each JSON Lines file
+  side_by_side.py duckdb STORE RULES.json  the rules' SQL in DuckDB (2 threads) over the store's views,
+                                           exported to Parquet
+
+Prints one JSON object per result line on stdout.
+"""
+import json
+import os
+import sqlite3
+import sys
+import tempfile
+import time
+
+
+def run_orjson(paths):
+    import orjson
+
+    for path in paths:
+        size = os.path.getsize(path)
+        lines = 0
+        start = time.perf_counter()
+        with open(path, "rb") as handle:
+            for line in handle:
+                if line.strip():
+                    orjson.loads(line)
+                    lines += 1
+        seconds = time.perf_counter() - start
+        print(json.dumps({"file": path, "bytes": size, "lines": lines, "seconds": seconds}), flush=True)
+
+
+# The views the rules read (docs/data-contract.md).
+VIEWS = ["transactions", "sightings", "orders", "credits", "notifications", "refunds", "apps", "catalog",
+         "testers", "fx_rates", "findings"]
+
+
+def sql_literal(value):
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int):
+        # SQLite integers are 64-bit; a bare literal is INT32 in DuckDB (30 * 86400000 would overflow).
+        return f"CAST({value} AS BIGINT)"
+    if isinstance(value, float):
+        return repr(value)
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def bind(sql, params):
+    """Replaces :name parameters (SQLite style) with literals, longest names first."""
+    import re
+
+    def replace(match):
+        name = match.group(1)
+        if name in params:
+            return sql_literal(params[name])
+        return match.group(0)
+
+    return re.sub(r"(?<![:\w]):([A-Za-z_][A-Za-z0-9_]*)", replace, sql)
+
+
+def run_duckdb(store, rules_path):
+    import duckdb
+
+    rules = json.load(open(rules_path))
+    workdir = tempfile.mkdtemp(prefix="iapguard-duckdb-")
+    source = sqlite3.connect(store)
+    con = duckdb.connect()
+    con.execute("SET threads = 2")
+    export_start = time.perf_counter()
+    rows_total = 0
+    for view in VIEWS:
+        try:
+            cursor = source.execute(f"SELECT * FROM {view}")
+        except sqlite3.Error as error:
+            print(json.dumps({"export": view, "error": str(error)}), flush=True)
+            continue
+        columns = [d[0] for d in cursor.description]
+        csv_path = os.path.join(workdir, view + ".csv")
+        import csv
+
+        with open(csv_path, "w", newline="") as out:
+            writer = csv.writer(out)
+            writer.writerow(columns)
+            count = 0
+            for row in cursor:
+                writer.writerow(["\\N" if v is None else v for v in row])
+                count += 1
+        rows_total += count
+        parquet = os.path.join(workdir, view + ".parquet")
+        con.execute(
+            f"COPY (SELECT * FROM read_csv('{csv_path}', header=true, nullstr='\\N', all_varchar=false, "
+            f"sample_size=-1)) TO '{parquet}' (FORMAT parquet)")
+        os.remove(csv_path)
+    export_seconds = time.perf_counter() - export_start
+    load_start = time.perf_counter()
+    for view in VIEWS:
+        parquet = os.path.join(workdir, view + ".parquet")
+        if os.path.exists(parquet):
+            con.execute(f"CREATE TABLE {view} AS SELECT * FROM read_parquet('{parquet}')")
+    load_seconds = time.perf_counter() - load_start
+    print(json.dumps({"export_rows": rows_total, "export_seconds": export_seconds, "load_seconds": load_seconds}),
+          flush=True)
+    for rule in rules:
+        sql = bind(rule["sql"], rule["params"])
+        start = time.perf_counter()
+        try:
+            result = con.execute(sql).fetchall()
+            print(json.dumps({"rule": rule["id"], "seconds": time.perf_counter() - start, "rows": len(result)}),
+                  flush=True)
+        except Exception as error:  # noqa: BLE001 — report whatever DuckDB says
+            message = str(error).splitlines()[0][:200]
+            print(json.dumps({"rule": rule["id"], "error": message}), flush=True)
+
+
+def main():
+    if len(sys.argv) < 3:
+        print(__doc__, file=sys.stderr)
+        sys.exit(64)
+    if sys.argv[1] == "orjson":
+        run_orjson(sys.argv[2:])
+    elif sys.argv[1] == "duckdb":
+        run_duckdb(sys.argv[2], sys.argv[3])
+    else:
+        print(__doc__, file=sys.stderr)
+        sys.exit(64)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,77 @@
+import Dispatch
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Timing, memory and printing shared by every stage.
+enum Measure {
+    /// Seconds taken by `body`, with its result.
+    static func time<T>(_ body: () throws -> T) rethrows -> (T, Double) {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let result = try body()
+        return (result, Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+    }
+
+    /// Peak resident set size of this process so far, in bytes (`getrusage` `ru_maxrss`, KiB on Linux).
+    static func peakRSS() -> Int {
+        var usage = rusage()
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        return Int(usage.ru_maxrss) * 1024
+    }
+
+    /// Peak RSS of the largest waited-for child process so far, in bytes.
+    static func childrenPeakRSS() -> Int {
+        var usage = rusage()
+        getrusage(__rusage_who_t(RUSAGE_CHILDREN.rawValue), &usage)
+        return Int(usage.ru_maxrss) * 1024
+    }
+
+    /// The 1-, 5- and 15-minute load averages (the machine is shared: figures are noisy).
+    static func loadAverage() -> String {
+        (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?
+            .split(separator: " ").prefix(3).joined(separator: " ") ?? "?"
+    }
+
+    static func mib(_ bytes: Int) -> String { String(format: "%.0f MiB", Double(bytes) / 1_048_576) }
+
+    static func rate(_ count: Double, _ seconds: Double) -> String {
+        let perSecond = seconds > 0 ? count / seconds : 0
+        if perSecond >= 1e6 { return String(format: "%.2f M/s", perSecond / 1e6) }
+        if perSecond >= 1e3 { return String(format: "%.1f k/s", perSecond / 1e3) }
+        return String(format: "%.1f /s", perSecond)
+    }
+
+    static func ratio(_ value: Double, _ floor: Double) -> String {
+        floor > 0 ? String(format: "×%.2f", value / floor) : "×?"
+    }
+
+    /// Prints one aligned result line: `stage  name  figures…`.
+    static func line(_ stage: String, _ name: String, _ figures: String) {
+        let paddedStage = stage.padding(toLength: 8, withPad: " ", startingAt: 0)
+        let paddedName = name.count < 58 ? name.padding(toLength: 58, withPad: " ", startingAt: 0) : name + " "
+        print("\(paddedStage)\(paddedName)\(figures)")
+        fflush(nil)
+    }
+
+    static func header(_ stage: String, _ text: String) {
+        print("== \(stage): \(text) (load \(loadAverage()), \(ProcessInfo.processInfo.activeProcessorCount) cores)")
+        fflush(nil)
+    }
+
+    /// Runs `body` on `threads` threads at once; returns the seconds until all finished.
+    static func parallel(threads: Int, _ body: @escaping @Sendable (Int) -> Void) -> Double {
+        let (_, seconds) = time {
+            DispatchQueue.concurrentPerform(iterations: threads) { body($0) }
+        }
+        return seconds
+    }
+}
+
+/// A failed benchmark precondition.
+struct BenchError: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+    init(_ message: String) { self.message = message }
+}

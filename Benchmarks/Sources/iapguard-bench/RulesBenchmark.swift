@@ -1,0 +1,171 @@
+import Foundation
+import IAPGuard
+
+/// Rules stage: each rule's query time over the ingested store (run `ingest` first), a hand-written query
+/// for IAP-001 with the pragmas the issue warns about, and DuckDB (2 threads) running the same rule SQL over
+/// the same views exported to Parquet.
+enum RulesBenchmark {
+    static func run(_ options: BenchOptions) throws {
+        let config = try BenchWorld.config(options)
+        let path = IngestBenchmark.storePath(options)
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw BenchError("\(path) does not exist: run the ingest stage first")
+        }
+        let store = try SQLiteStore(path: path)
+        let purchases = try store.database.scalar("SELECT COUNT(*) FROM transactions")?.integerValue ?? 0
+        Measure.header("rules", "\(purchases) transactions in \(path)")
+        guard let rulesDirectory = config.rulesDirectory else { throw BenchError("the world config has no rules") }
+        // Every rule's query, each interrupted after --rule-time-limit; the engine's evaluation of each rule
+        // except --skip-rules ones.
+        let (rules, errors) = RuleSet.load(from: rulesDirectory)
+        for error in errors { print("rules   rule file rejected: \(error)") }
+        let engine = RuleEngine(
+            store: store, referenceCurrency: config.referenceCurrency, paramOverrides: config.ruleParams)
+        engine.usesStoredFindings = false
+
+        var ourSeconds: [String: Double] = [:]
+        var totalQuery = 0.0
+        var totalAll = 0.0
+        var findings = 0
+        var slow: [String] = []
+        for rule in rules {
+            // The query alone (every row read), then the engine's whole evaluation of the rule.
+            let bound = rule.boundParameters(
+                overrides: config.ruleParams[rule.id] ?? [:], now: BenchWorld.now, since: 0,
+                referenceCurrency: config.referenceCurrency)
+            let raw = RawQuery.run(path: path, sql: rule.query, parameters: bound, limit: options.ruleTimeLimit)
+            let query = raw.seconds
+            if raw.timedOut {
+                slow.append(rule.id)
+                Measure.line(
+                    "rules", "\(rule.id) \(rule.title.prefix(44))",
+                    String(format: "query did not finish in %.0f s (interrupted); left out below", query))
+                continue
+            }
+            let queryError = raw.error.map { "  ERROR \($0.prefix(80))" } ?? ""
+            let rows = raw.rows
+            if options.skipRules.contains(rule.id) {
+                // --skip-rules: the query is timed, the engine's evaluation (evidence queries) is not run.
+                ourSeconds[rule.id] = query
+                totalQuery += query
+                Measure.line(
+                    "rules", "\(rule.id) \(rule.title.prefix(44))",
+                    String(format: "query %8.3f s  %7d rows  (evaluation skipped: --skip-rules)", query, rows)
+                        + queryError)
+                continue
+            }
+            let (result, seconds) = try Measure.time {
+                try engine.evaluate(rules: [rule], runID: 1, now: BenchWorld.now)
+            }
+            ourSeconds[rule.id] = query
+            totalQuery += query
+            totalAll += seconds
+            findings += result.findings.count
+            Measure.line(
+                "rules", "\(rule.id) \(rule.title.prefix(44))",
+                String(
+                    format: "query %8.3f s  %7d rows  with findings+evidence %8.3f s  %6d findings", query, rows,
+                    seconds, result.findings.count) + queryError)
+        }
+        Measure.line(
+            "rules", "all \(rules.count - slow.count) rules that finished",
+            String(
+                format: "query %8.3f s  with findings+evidence %8.3f s  %6d findings", totalQuery, totalAll, findings))
+
+        try handWritten(store)
+        try duckDB(options, rules: rules.filter { !slow.contains($0.id) }, config: config, ours: ourSeconds)
+        if !slow.isEmpty {
+            print("rules   interrupted after \(options.ruleTimeLimit) s: \(slow.joined(separator: ", "))")
+        }
+        Measure.line("rules", "peak RSS of this stage", Measure.mib(Measure.peakRSS()))
+    }
+
+    /// IAP-001's core as the issue's best hand-written form, under the default pragmas and the two the
+    /// issue says slow sorting GROUP BYs down.
+    static func handWritten(_ store: SQLiteStore) throws {
+        let sql = """
+            SELECT transaction_id, COUNT(*) FROM credit
+            WHERE transaction_id IN (
+              SELECT transaction_id FROM credit WHERE transaction_id IS NOT NULL
+              AND (reversed_at IS NULL OR reversed_at > ?) GROUP BY transaction_id HAVING COUNT(*) >= 2)
+            AND (reversed_at IS NULL OR reversed_at > ?)
+            GROUP BY transaction_id
+            """
+        let settings: [(String, String?)] = [
+            ("default pragmas", nil), ("cache_size = -1048576 (1 GiB)", "PRAGMA cache_size = -1048576"),
+            ("temp_store = MEMORY", "PRAGMA temp_store = MEMORY"),
+        ]
+        for (name, pragma) in settings {
+            if let pragma { try store.database.execute(pragma) }
+            let (rows, seconds) = try Measure.time {
+                try store.database.query(sql, [.integer(BenchWorld.now), .integer(BenchWorld.now)]).count
+            }
+            Measure.line(
+                "rules", "hand-written IAP-001 (IN (… GROUP BY … HAVING)), \(name)",
+                String(format: "query %8.3f s  %6d rows", seconds, rows))
+        }
+        try store.database.execute("PRAGMA cache_size = -2000; PRAGMA temp_store = DEFAULT")
+    }
+
+    static func duckDB(_ options: BenchOptions, rules: [Rule], config: Config, ours: [String: Double]) throws {
+        var list: [[String: Any]] = []
+        for rule in rules {
+            let bound = rule.boundParameters(
+                overrides: config.ruleParams[rule.id] ?? [:], now: BenchWorld.now, since: 0,
+                referenceCurrency: config.referenceCurrency)
+            var params: [String: Any] = [:]
+            for (name, value) in bound {
+                switch value {
+                case .integer(let n): params[name] = n
+                case .real(let d): params[name] = d
+                case .text(let t): params[name] = t
+                default: params[name] = NSNull()
+                }
+            }
+            list.append(["id": rule.id, "sql": rule.query, "params": params])
+        }
+        let rulesFile = options.directory.appendingPathComponent("rules-for-duckdb.json")
+        try JSONSerialization.data(withJSONObject: list, options: [.prettyPrinted]).write(to: rulesFile)
+        let rows: [[String: Any]]
+        do {
+            rows = try PythonSideBySide.run(options, ["duckdb", IngestBenchmark.storePath(options), rulesFile.path])
+        } catch {
+            print("rules   DuckDB not measured: \(error)")
+            return
+        }
+        var duckTotal = 0.0
+        var oursSameRules = 0.0
+        var failed: [String] = []
+        for row in rows {
+            if let exported = row["export_rows"] as? Int {
+                Measure.line(
+                    "rules", "DuckDB: export \(exported) view rows to Parquet (not timed against us)",
+                    String(
+                        format: "export %.1f s  load %.1f s", row["export_seconds"] as? Double ?? 0,
+                        row["load_seconds"] as? Double ?? 0))
+                continue
+            }
+            guard let id = row["rule"] as? String else { continue }
+            if let error = row["error"] as? String {
+                failed.append(id)
+                Measure.line("rules", "DuckDB \(id)", "cannot run this SQL: \(error.prefix(100))")
+                continue
+            }
+            let seconds = row["seconds"] as? Double ?? 0
+            duckTotal += seconds
+            let mine = ours[id] ?? 0
+            oursSameRules += mine
+            Measure.line(
+                "rules", "DuckDB \(id), 2 threads",
+                String(
+                    format: "query %8.3f s  %6d rows  iapguard/DuckDB ×%.2f", seconds, row["rows"] as? Int ?? 0,
+                    seconds > 0 ? mine / seconds : 0))
+        }
+        Measure.line(
+            "rules", "rule phase on the rules DuckDB ran (\(rules.count - failed.count))",
+            String(
+                format: "iapguard %8.3f s  DuckDB %8.3f s  ratio ×%.2f", oursSameRules, duckTotal,
+                duckTotal > 0 ? oursSameRules / duckTotal : 0))
+        if !failed.isEmpty { print("rules   DuckDB could not run: \(failed.joined(separator: ", "))") }
+    }
+}

@@ -1,0 +1,40 @@
+import Foundation
+import Testing
+
+@testable import IAPGuard
+
+/// The sighting id hashes the transaction's description; the fast description must be exactly the
+/// reflection one, or re-ingesting into an existing store would duplicate every sighting.
+@Suite struct SightingIDStabilityTests {
+    @Test func stableDescriptionIsExactlyTheReflectionDescription() {
+        var bare = AppleTransaction(transactionID: "2000000000000001")
+        #expect(bare.stableDescription == String(describing: bare))
+        bare.originalTransactionID = "quote \" backslash \\ tab \t newline \n é ✓ \u{1F}"
+        bare.webOrderLineItemID = ""
+        bare.bundleID = "com.example.coins"
+        bare.productID = "com.example.coins.pack100"
+        bare.type = "Consumable"
+        bare.quantity = -1
+        bare.purchaseDate = Int64.max
+        bare.originalPurchaseDate = Int64.min
+        bare.expiresDate = 0
+        bare.environment = "Production"
+        bare.storefront = "USA"
+        bare.currency = "USD"
+        bare.price = 990
+        bare.appAccountToken = "5d5c1d3e-0000-4000-8000-000000000000"
+        bare.inAppOwnershipType = "PURCHASED"
+        bare.transactionReason = "PURCHASE"
+        bare.revocationDate = 1_780_000_000_000
+        bare.revocationReason = 1
+        bare.revocationType = "REFUND_FULL"
+        bare.revocationPercentage = 50_000
+        bare.signedDate = 1_717_200_000_000
+        #expect(bare.stableDescription == String(describing: bare))
+        var some = bare
+        some.quantity = nil
+        some.storefront = nil
+        some.signedDate = nil
+        #expect(some.stableDescription == String(describing: some))
+    }
+}
