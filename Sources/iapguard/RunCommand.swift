@@ -153,7 +153,7 @@ struct RunCommand: ParsableCommand {
 
     /// The exit code of a run that returned a summary.
     static func exitCode(for summary: RunSummary) -> Int32 {
-        if summary.stopped { return ExitCodes.interrupted }
+        if summary.stopped { return SignalFlag.shared.stopExitCode }
         if !summary.errors.isEmpty { return ExitCodes.sourceUnreachable }
         if summary.findingsAtOrAboveFailOn { return ExitCodes.findings }
         return ExitCodes.ok

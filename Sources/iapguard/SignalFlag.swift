@@ -4,7 +4,7 @@ import Foundation
     import Glibc
 #endif
 
-/// Turns SIGTERM/SIGINT into a flag the pipeline checks between batches, so a stop is clean.
+/// Turns SIGTERM/SIGINT into a flag (remembering which came first) the pipeline checks between batches, so a stop is clean.
 final class SignalFlag: @unchecked Sendable {
     // The dispatch sources are only created in init and kept alive; never mutated after.
     static let shared = SignalFlag()
@@ -13,9 +13,10 @@ final class SignalFlag: @unchecked Sendable {
 
     private final class Flag: @unchecked Sendable {
         private let lock = NSLock()
-        private var value = false
-        func set() { lock.withLock { value = true } }
-        func get() -> Bool { lock.withLock { value } }
+        private var signal: Int32?
+        /// Keeps the first signal received: a SIGTERM after Ctrl-C does not change the exit code.
+        func set(_ received: Int32) { lock.withLock { if signal == nil { signal = received } } }
+        func get() -> Int32? { lock.withLock { signal } }
     }
 
     private init() {
@@ -25,7 +26,7 @@ final class SignalFlag: @unchecked Sendable {
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
             source.setEventHandler {
-                flag.set()
+                flag.set(sig)
                 FileHandle.standardError.write(
                     Data("iapguard: signal received, stopping after the current batch\n".utf8))
             }
@@ -35,5 +36,10 @@ final class SignalFlag: @unchecked Sendable {
         sources = made
     }
 
-    func isSet() -> Bool { flag.get() }
+    func isSet() -> Bool { flag.get() != nil }
+
+    /// The exit code for a run stopped by the signal received: 130 for SIGINT, 143 for SIGTERM.
+    var stopExitCode: Int32 {
+        flag.get() == SIGINT ? ExitCodes.interruptedFromTerminal : ExitCodes.interrupted
+    }
 }

@@ -95,8 +95,9 @@ public struct Config: Sendable {
     public static func parse(_ text: String, file: URL, hash: String? = nil) throws -> Config {
         let path = file.path
         let root: Any?
+        let node: Node?
         do {
-            let node = try Yams.compose(yaml: text)
+            node = try Yams.compose(yaml: text)
             // Checked before Yams builds values: aliases are expanded then (a few lines of nested aliases,
             // "billion laughs", would be billions of values; a real config has a few hundred), and a list
             // or mapping used as a key makes Yams trap.
@@ -117,6 +118,19 @@ public struct Config: Sendable {
         guard let top = root as? [String: Any] else {
             throw ConfigError(file: path, key: nil, message: "the top level must be a mapping of keys")
         }
+        do {
+            return try build(top, text: text, file: file, hash: hash)
+        } catch var error as ConfigError where error.line == nil && error.file == path {
+            // The reader works on plain values; the composed tree still knows where each key is.
+            if let key = error.key { error.line = node?.line(ofKeyPath: key) }
+            throw error
+        }
+    }
+
+    /// Builds the config from the parsed top-level mapping (errors name the key; ``parse(_:file:hash:)``
+    /// adds the line).
+    static func build(_ top: [String: Any], text: String, file: URL, hash: String?) throws -> Config {
+        let path = file.path
         let reader = ConfigReader(file: path, base: file.deletingLastPathComponent())
         try reader.rejectUnknown(top, allowed: topLevelKeys, at: nil)
 

@@ -12,7 +12,8 @@ import Foundation
 /// Inert unless the environment asks for it, and then cheap (a counter per stage):
 /// - `IAPGUARD_CRASH_AFTER=<stage>:<n>` sends SIGKILL to the process at the n-th checkpoint of `stage`
 ///   (`ingest`, `rules`, `report`, `finish` or `any`), as `kill -9` would;
-/// - `IAPGUARD_SIGNAL_AFTER=<stage>:<n>` sends SIGTERM instead (a clean stop is then expected);
+/// - `IAPGUARD_SIGNAL_AFTER=<stage>:<n>[:INT]` sends SIGTERM instead (SIGINT with `:INT`; a clean stop is
+///   then expected);
 /// - `IAPGUARD_CHECKPOINT_LOG=<file>` appends one line per checkpoint (`stage n`), so a test can count them.
 ///
 /// Never set these in production.
@@ -36,8 +37,9 @@ public final class CrashPoint: @unchecked Sendable {
         for (key, signal) in [("IAPGUARD_CRASH_AFTER", SIGKILL), ("IAPGUARD_SIGNAL_AFTER", SIGTERM)] {
             guard let value = environment[key] else { continue }
             let parts = value.split(separator: ":")
-            if parts.count == 2, let count = Int(parts[1]), count > 0 {
-                targets.append(Target(stage: String(parts[0]), count: count, signal: signal))
+            let chosen = signal == SIGTERM && parts.count == 3 && parts[2] == "INT" ? SIGINT : signal
+            if parts.count == 2 || (parts.count == 3 && chosen == SIGINT), let count = Int(parts[1]), count > 0 {
+                targets.append(Target(stage: String(parts[0]), count: count, signal: chosen))
             }
         }
         self.targets = targets
@@ -65,7 +67,7 @@ public final class CrashPoint: @unchecked Sendable {
             || (target.stage == "any" && target.count == anyCount)
         {
             kill(getpid(), target.signal)
-            if target.signal == SIGTERM { usleep(50_000) }  // let the handler set the stop flag
+            if target.signal != SIGKILL { usleep(50_000) }  // let the handler set the stop flag
         }
     }
 

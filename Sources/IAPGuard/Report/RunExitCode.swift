@@ -21,8 +21,11 @@ public enum RunExitCode: Int32, Sendable, CaseIterable, CustomStringConvertible 
     case lockHeld = 75
     /// The configuration (or a rule file) is invalid. `EX_CONFIG`.
     case badConfig = 78
-    /// Stopped early by SIGTERM or SIGINT between batches (128 + SIGTERM). What was committed is kept; the
-    /// next run continues from there.
+    /// Stopped early by SIGINT (Ctrl-C) between batches (128 + SIGINT, the shell's convention). What was
+    /// committed is kept; the next run continues from there.
+    case interruptedFromTerminal = 130
+    /// Stopped early by SIGTERM (systemd stop, `kill`) between batches (128 + SIGTERM). What was committed is
+    /// kept; the next run continues from there.
     case interrupted = 143
 
     public var description: String {
@@ -36,7 +39,8 @@ public enum RunExitCode: Int32, Sendable, CaseIterable, CustomStringConvertible 
         case .ioError: return "cannot write the store or the reports"
         case .lockHeld: return "another run holds the lock"
         case .badConfig: return "bad configuration"
-        case .interrupted: return "stopped early on SIGTERM/SIGINT"
+        case .interruptedFromTerminal: return "stopped early on SIGINT (Ctrl-C)"
+        case .interrupted: return "stopped early on SIGTERM"
         }
     }
 

@@ -40,4 +40,57 @@ import Testing
             try Config.parse("apps: [{bundle_id: a, environments: [Staging]}]", file: file)
         }
     }
+
+    /// Block-style YAML as analysts write it: the error must point at the line to fix.
+    static let blockConfig = """
+        store: state/s.sqlite
+        apps:
+          - bundle_id: com.example.coins
+            products:
+              - product_id: com.example.coins.pack100
+                units: 100
+                price: "0.99"
+                currency: USD
+              - product_id: com.example.coins.pack500
+                units: lots
+        sources:
+          - name: orders
+            kind: orders
+            format: csv
+            path: orders.csv
+          - name: credits
+            kind: credits
+            format: xml
+            path: credits.jsonl
+        """
+
+    @Test func aWrongValueDeepInABlockNamesItsLineAndKey() throws {
+        let error = try #require(throws: ConfigError.self) { try Config.parse(Self.blockConfig, file: file) }
+        #expect(error.key == "apps[0].products[1].units")
+        #expect(error.line == 10)
+        #expect(error.description.hasPrefix("/etc/iapguard/iapguard.yml:10: apps[0].products[1].units: "))
+    }
+
+    @Test func aBadValueInTheSecondListItemNamesItsLine() throws {
+        let text = Self.blockConfig.replacingOccurrences(of: "units: lots", with: "units: 500")
+        let error = try #require(throws: ConfigError.self) { try Config.parse(text, file: file) }
+        #expect(error.key == "sources[1].format")
+        #expect(error.line == 18)
+    }
+
+    @Test func aMissingKeyPointsAtItsMapping() throws {
+        let text = Self.blockConfig.replacingOccurrences(of: "units: lots", with: "units: 500")
+            .replacingOccurrences(of: "    format: xml\n", with: "").replacingOccurrences(
+                of: "  - name: credits\n    kind: credits\n", with: "  - name: credits\n")
+        let error = try #require(throws: ConfigError.self) { try Config.parse(text, file: file) }
+        #expect(error.key?.hasPrefix("sources[1]") == true)
+        #expect(error.line == 16)
+    }
+
+    @Test func keyPathsWithDotsInMappingKeysResolve() throws {
+        let text = "rule_params:\n  IAP-014:\n    grace_hours: 24\napps:\n  com.example.x: 1\n"
+        #expect(Config.line(ofKeyPath: "rule_params.IAP-014.grace_hours", in: text) == 3)
+        #expect(Config.line(ofKeyPath: "apps.com.example.x", in: text) == 5)
+        #expect(Config.line(ofKeyPath: "rule_params.IAP-999", in: text) == 1)
+    }
 }

@@ -133,6 +133,23 @@ struct CrashSafetyTests {
         #expect(try world.reportFiles() == baseline.reports)
     }
 
+    @Test func sigintStopsBetweenBatchesWithTheShellsInterruptCode() throws {
+        let baseline = try Self.baseline.get()
+        let world = try PipelineTestWorld()
+        defer { world.remove() }
+        let stopped = try world.run(Self.batchArguments, environment: ["IAPGUARD_SIGNAL_AFTER": "ingest:2:INT"])
+        #expect(!stopped.signaled)
+        #expect(stopped.status == RunExitCode.interruptedFromTerminal.rawValue)
+        #expect(stopped.status == 130)
+        #expect(stopped.stderr.contains("stopping after the current batch"))
+        #expect(try world.runStatuses() == ["stopped"])
+        let again = try world.run(Self.batchArguments)
+        #expect(again.status == 0)
+        #expect(try world.runStatuses() == ["ok"])
+        #expect(try world.canonicalDump() == baseline.dump)
+        #expect(try world.reportFiles() == baseline.reports)
+    }
+
     @Test func unwritableReportsFolderFailsClearlyAndLeavesTheStoreConsistent() throws {
         let baseline = try Self.baseline.get()
         let world = try PipelineTestWorld()
