@@ -65,12 +65,16 @@ public struct Config: Sendable {
     /// How far before the stored watermark (the end of the last successful run's window) the default
     /// window of a run starts, in hours (`lookback_hours`, default 72: refunds arrive days later).
     public var lookbackHours: Int64 = 72
+    /// How long (days) an evaluated window stays re-evaluable (`rewind_horizon_days`, default 30): the undo
+    /// images that let a later run replace its findings are deleted after that.
+    public var rewindHorizonDays: Int64 = 30
     /// SHA-256 of the config file's bytes, recorded with every run.
     public var hash: String
 
     static let topLevelKeys: Set<String> = [
         "store", "rules", "reports", "reference_currency", "fx_rates", "trust", "trust_apple_root", "apps", "testers",
         "rule_params", "sources", "app_store_api", "fx", "lookback_hours", "store_password_file", "store_tls",
+        "rewind_horizon_days",
     ]
 
     /// The most YAML values (scalars, lists, mappings, aliases expanded) a config file may hold.
@@ -194,6 +198,12 @@ public struct Config: Sendable {
             apps: apps,
             testers: testers, ruleParams: ruleParams, sources: sources, lookbackHours: lookback,
             hash: hash ?? Hashing.sha256Hex(text))
+        let horizon = try reader.integer(top, "rewind_horizon_days", at: nil) ?? 30
+        guard horizon >= 1 else {
+            throw ConfigError(
+                file: path, key: "rewind_horizon_days", message: "expected a whole number of days, 1 or more")
+        }
+        config.rewindHorizonDays = horizon
         config.appStoreAPI = try reader.appStoreAPI(top["app_store_api"], apps: apps)
         config.fxFetch = try reader.fxFetch(top["fx"])
         return config

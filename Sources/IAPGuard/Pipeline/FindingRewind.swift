@@ -10,6 +10,11 @@ import Foundation
 /// run, it first rewinds that run: restores the images (newest run first), deletes the run's
 /// `finding_run` and `rule_run` rows, and marks the run `superseded`. All of this happens inside the rule
 /// stage's transaction, so a crash leaves either the old or the new state.
+///
+/// Undo images are kept for runs whose window ended within the rewind horizon (`rewind_horizon_days`) of
+/// the latest evaluated window; older ones are deleted by ``prune(horizon:latestUntil:)`` and the end of
+/// the newest pruned window is kept in `finding_undo_pruned`, so a window that would need them is refused
+/// (``checkRewindable(until:)``) instead of being evaluated against the wrong state.
 struct FindingRewind {
     let database: any SQLExecutor
 
@@ -25,6 +30,56 @@ struct FindingRewind {
                     PRIMARY KEY (run_id, finding_id)
                 )
                 """))
+        try database.execute(
+            database.dialect.ddl("CREATE TABLE IF NOT EXISTS finding_undo_pruned (pruned_through INTEGER NOT NULL)"))
+    }
+
+    /// The end of the newest window whose undo images were pruned, if any.
+    func prunedThrough() throws -> Int64? {
+        try database.query("SELECT MAX(pruned_through) FROM finding_undo_pruned", []).first?.first?.integerValue
+    }
+
+    /// Throws a ``WindowError`` when a window ending at `until` would have to rewind a run whose undo images
+    /// were pruned.
+    func checkRewindable(until: Int64) throws {
+        guard let through = try prunedThrough(), until <= through else { return }
+        throw WindowError(
+            message:
+                "the window ending \(TimeParser.iso8601(until)) cannot be re-evaluated any more: later windows (up to "
+                + "\(TimeParser.iso8601(through))) are older than rewind_horizon_days, so their findings can no "
+                + "longer be rewound; use a later --until")
+    }
+
+    /// Deletes the undo images of runs whose window ended more than `horizon` milliseconds before the
+    /// latest evaluated window end (`latestUntil` or a stored run's, whichever is later). Returns the
+    /// number of images deleted.
+    @discardableResult
+    func prune(horizon: Int64, latestUntil: Int64) throws -> Int {
+        let stored = try database.query(
+            "SELECT MAX(window_until) FROM run WHERE status IN ('ok', 'partial')", []
+        ).first?.first?.integerValue
+        let cutoff = max(latestUntil, stored ?? latestUntil) - horizon
+        let runs = try database.query(
+            """
+            SELECT r.run_id, r.window_until FROM run r
+            WHERE r.window_until < ? AND r.run_id IN (SELECT run_id FROM finding_undo)
+            ORDER BY r.run_id
+            """, [.integer(cutoff)]
+        )
+        guard !runs.isEmpty else { return 0 }
+        var deleted = 0
+        var through = try prunedThrough() ?? Int64.min
+        for row in runs {
+            guard let runID = row[0].integerValue, let until = row[1].integerValue else { continue }
+            deleted += Int(
+                try database.query("SELECT COUNT(*) FROM finding_undo WHERE run_id = ?", [.integer(runID)])
+                    .first?.first?.integerValue ?? 0)
+            try database.run("DELETE FROM finding_undo WHERE run_id = ?", [.integer(runID)])
+            through = max(through, until)
+        }
+        try database.run("DELETE FROM finding_undo_pruned", [])
+        try database.run("INSERT INTO finding_undo_pruned (pruned_through) VALUES (?)", [.integer(through)])
+        return deleted
     }
 
     /// The columns of the `finding` table, read from the schema so later migrations are covered.

@@ -34,6 +34,7 @@ extension Pipeline {
                 result = try evaluate(rules, engine: engine, runID: runID, window: window)
                 try rewind.remember(findingIDs: result.findings.map(\.findingID), runID: runID)
                 try engine.persist(result, runID: runID)
+                try rewind.prune(horizon: config.rewindHorizonDays * 86_400_000, latestUntil: window.until)
             }
             summary.stageSeconds["rules"] = rulesSeconds
             record(result, rules: rules, failOn: options.failOn, into: &summary)

@@ -25,6 +25,9 @@ public struct RunWindow: Sendable, Hashable, Codable {
         options: Pipeline.Options, store: any SQLBackedStore, lookbackHours: Int64, now: Int64
     ) throws -> RunWindow {
         let until = options.until ?? now
+        let rewind = FindingRewind(database: store.connection)
+        try rewind.prepare()
+        try rewind.checkRewindable(until: until)
         let watermark = try
             (store.connection.query(
                 "SELECT MAX(window_until) FROM run WHERE status = 'ok' AND window_until < ?", [.integer(until)]
@@ -69,7 +72,7 @@ public struct RunWindow: Sendable, Hashable, Codable {
     }
 }
 
-/// A window that cannot be used (`--since` not before `--until`).
+/// A window that cannot be used (`--since` not before `--until`, or too old to re-evaluate).
 public struct WindowError: Error, Sendable, CustomStringConvertible {
     public let message: String
     public var description: String { message }

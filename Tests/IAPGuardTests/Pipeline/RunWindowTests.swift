@@ -73,4 +73,50 @@ import Testing
         try Data((base + "lookback_hours: -1\n").utf8).write(to: url)
         #expect(throws: ConfigError.self) { _ = try Config.load(from: url) }
     }
+
+    @Test func undoImagesOlderThanTheHorizonArePrunedAndTheirWindowsRefused() throws {
+        let store = try store(runs: [
+            ("ok", "2026-08-01T00:00:00Z"), ("ok", "2026-09-05T00:00:00Z"), ("ok", "2026-09-20T00:00:00Z"),
+        ])
+        let rewind = FindingRewind(database: store.connection)
+        try rewind.prepare()
+        for run in 1...3 {
+            for finding in ["Fa", "Fb"] {
+                try store.connection.run(
+                    "INSERT INTO finding_undo (run_id, finding_id, pre_image) VALUES (?, ?, NULL)",
+                    [.integer(Int64(run)), .text(finding)])
+            }
+        }
+        let day: Int64 = 86_400_000
+        // The latest window ends 2026-10-01: with 30 days, runs ending before 2026-09-01 lose their images.
+        let deleted = try rewind.prune(horizon: 30 * day, latestUntil: Self.millis("2026-10-01T00:00:00Z"))
+        #expect(deleted == 2)
+        let kept = try store.connection.query("SELECT DISTINCT run_id FROM finding_undo ORDER BY run_id", [])
+        #expect(kept.map { $0[0].integerValue } == [2, 3])
+        #expect(try rewind.prunedThrough() == Self.millis("2026-08-01T00:00:00Z"))
+        // Pruning again deletes nothing and keeps the mark.
+        #expect(try rewind.prune(horizon: 30 * day, latestUntil: Self.millis("2026-10-01T00:00:00Z")) == 0)
+        #expect(try rewind.prunedThrough() == Self.millis("2026-08-01T00:00:00Z"))
+
+        let now = Self.millis("2026-10-02T00:00:00Z")
+        #expect(throws: WindowError.self) {
+            _ = try RunWindow.resolve(
+                options: .init(until: Self.millis("2026-08-01T00:00:00Z")), store: store, lookbackHours: 72, now: now)
+        }
+        #expect(throws: WindowError.self) {
+            _ = try RunWindow.resolve(
+                options: .init(until: Self.millis("2026-07-15T00:00:00Z")), store: store, lookbackHours: 72, now: now)
+        }
+        let later = try RunWindow.resolve(
+            options: .init(until: Self.millis("2026-09-05T00:00:00Z")), store: store, lookbackHours: 72, now: now)
+        #expect(later.until == Self.millis("2026-09-05T00:00:00Z"))
+    }
+
+    @Test func rewindHorizonDaysIsAConfigKey() throws {
+        let file = URL(fileURLWithPath: "/tmp/c.yml")
+        let base = "apps:\n  - bundle_id: com.example.coins\n"
+        #expect(try Config.parse(base, file: file).rewindHorizonDays == 30)
+        #expect(try Config.parse(base + "rewind_horizon_days: 90\n", file: file).rewindHorizonDays == 90)
+        #expect(throws: ConfigError.self) { _ = try Config.parse(base + "rewind_horizon_days: 0\n", file: file) }
+    }
 }
