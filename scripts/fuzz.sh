@@ -5,6 +5,8 @@
 #   scripts/fuzz.sh FuzzOrdersCSV   # one target, 30 s
 #   scripts/fuzz.sh all 600         # every target, 10 minutes each
 #   FUZZ_JOBS=4 scripts/fuzz.sh FuzzConfigYAML 3600   # 4 parallel workers
+#   FUZZ_RUNS=20000 scripts/fuzz.sh all   # CI: a fixed number of inputs per target from a fixed seed
+#                                         # (repeatable: the same build explores the same inputs)
 #
 # The git seed corpus (Fuzz/corpus/<target>/) is read-only here: new interesting inputs go to
 # Fuzz/.work/<target>/ (not in git). Crashes are written to Fuzz/.work/crashes/ and stop the run with a
@@ -53,6 +55,7 @@ for t in "${targets[@]}"; do
   extra=()
   if [ -f "dict/$t.dict" ]; then extra+=(-dict="dict/$t.dict"); fi
   if [ "$jobs" -gt 1 ]; then extra+=(-jobs="$jobs" -workers="$jobs"); fi
+  if [ -n "${FUZZ_RUNS:-}" ]; then extra+=(-runs="$FUZZ_RUNS" -seed=1); fi
   if ! "$bin/$t" ".work/$t" "corpus/$t" \
       -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 -max_len=65536 \
       -detect_leaks=0 \
