@@ -47,7 +47,9 @@ enum ReportsBenchmark {
     static func run(_ options: BenchOptions) throws {
         Measure.header("reports", "\(findingCount) findings over 20 rules")
         let (findings, buildSeconds) = Measure.time { syntheticFindings(findingCount) }
-        Measure.line("reports", "build \(findingCount) synthetic findings (not counted)", String(format: "%8.2f s", buildSeconds))
+        Measure.line(
+            "reports", "build \(findingCount) synthetic findings (not counted)", String(format: "%8.2f s", buildSeconds)
+        )
         let rules = ruleIDs.map {
             ReportInput.RuleDescription(
                 id: $0, title: "Rule \($0)", version: "1.0", description: "benchmark rule", level: .high,
