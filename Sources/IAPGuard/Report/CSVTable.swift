@@ -5,21 +5,34 @@
 /// (`-?[0-9]+(.[0-9]+)?`) are left alone: they cannot be formulas. This applies to every column, ids included.
 public struct CSVTable: Sendable {
     public let header: [String]
-    private var lines: [String] = []
+    /// The UTF-8 bytes written and not yet taken (see ``takeBytes()``).
+    private var bytes: [UInt8] = []
 
     public init(header: [String]) {
         self.header = header
-        lines.append(Self.line(header))
+        bytes.reserveCapacity(1 << 16)
+        Self.appendLine(header, to: &bytes)
     }
 
     /// Appends a row; `nil` becomes an empty field.
     public mutating func append(_ row: [String?]) {
         precondition(row.count == header.count, "CSV row width \(row.count) != header width \(header.count)")
-        lines.append(Self.line(row.map { $0 ?? "" }))
+        Self.appendLine(row, to: &bytes)
     }
 
-    /// The document text.
-    public var text: String { lines.joined() }
+    /// The document text (what was not taken yet).
+    public var text: String { String(decoding: bytes, as: UTF8.self) }
+
+    /// How many bytes are waiting to be taken.
+    public var pendingByteCount: Int { bytes.count }
+
+    /// Hands over the bytes written so far and goes on empty, so a large table can be streamed to a file.
+    public mutating func takeBytes() -> [UInt8] {
+        let taken = bytes
+        bytes = []
+        bytes.reserveCapacity(taken.count)
+        return taken
+    }
 
     /// The cell as written (before quoting): neutralised when it could start a formula.
     public static func neutralise(_ cell: String) -> String {
@@ -40,8 +53,48 @@ public struct CSVTable: Sendable {
         return parts.allSatisfy { !$0.isEmpty && $0.allSatisfy { $0 >= 48 && $0 <= 57 } }
     }
 
-    private static func line(_ cells: [String]) -> String {
-        cells.map { "\"" + neutralise($0).replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
-            .joined(separator: ",") + "\r\n"
+    /// Whether a cell starts like a formula (the byte-level twin of the check in ``neutralise(_:)``).
+    static func startsLikeFormula(_ utf8: String.UTF8View) -> Bool {
+        var iterator = utf8.makeIterator()
+        guard let first = iterator.next() else { return false }
+        switch first {
+        case UInt8(ascii: "="), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "@"), 0x09, 0x0D, 0x0A:
+            return true
+        case 0xEF:
+            // U+FF1D, U+FF0B, U+FF0D, U+FF20 are EF BC 9D, EF BC 8B, EF BC 8D, EF BC A0.
+            guard iterator.next() == 0xBC, let third = iterator.next() else { return false }
+            return third == 0x9D || third == 0x8B || third == 0x8D || third == 0xA0
+        default:
+            return false
+        }
+    }
+
+    /// Appends one CSV line: every cell neutralised, quoted with `"` doubled, CRLF at the end.
+    private static func appendLine<S: Sequence<String?>>(_ cells: S, to bytes: inout [UInt8]) {
+        var firstCell = true
+        for cell in cells {
+            if !firstCell { bytes.append(UInt8(ascii: ",")) }
+            firstCell = false
+            bytes.append(UInt8(ascii: "\""))
+            if let cell {
+                let utf8 = cell.utf8
+                if startsLikeFormula(utf8) && !isPlainNumber(cell) { bytes.append(UInt8(ascii: "'")) }
+                if utf8.contains(UInt8(ascii: "\"")) {
+                    for byte in utf8 {
+                        bytes.append(byte)
+                        if byte == UInt8(ascii: "\"") { bytes.append(byte) }
+                    }
+                } else {
+                    bytes.append(contentsOf: utf8)
+                }
+            }
+            bytes.append(UInt8(ascii: "\""))
+        }
+        bytes.append(0x0D)
+        bytes.append(0x0A)
+    }
+
+    private static func appendLine(_ cells: [String], to bytes: inout [UInt8]) {
+        appendLine(cells.lazy.map { Optional($0) }, to: &bytes)
     }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// `findings.csv` and `evidence.csv`: column orders are part of the contract (`docs/reports.md`); new
 /// columns are only ever added at the end.
 enum ReportCSV {
@@ -16,6 +18,53 @@ enum ReportCSV {
 
     static func findings(_ model: ReportModel) -> String {
         var table = CSVTable(header: findingColumns)
+        try? findingRows(model, into: &table, flush: { _ in })
+        return table.text
+    }
+
+    static func evidence(_ model: ReportModel) -> String {
+        var table = CSVTable(header: evidenceColumns)
+        try? evidenceRows(model, into: &table, flush: { _ in })
+        return table.text
+    }
+
+    /// Writes `findings.csv` to `url`, streaming (memory stays bounded by ``flushBytes``).
+    static func writeFindings(_ model: ReportModel, to url: URL) throws {
+        try stream(to: url, header: findingColumns) { table, flush in
+            try findingRows(model, into: &table, flush: flush)
+        }
+    }
+
+    /// Writes `evidence.csv` to `url`, streaming.
+    static func writeEvidence(_ model: ReportModel, to url: URL) throws {
+        try stream(to: url, header: evidenceColumns) { table, flush in
+            try evidenceRows(model, into: &table, flush: flush)
+        }
+    }
+
+    /// Bytes buffered before they go to the file.
+    static let flushBytes = 1 << 20
+
+    private static func stream(
+        to url: URL, header: [String],
+        _ body: (inout CSVTable, (inout CSVTable) throws -> Void) throws -> Void
+    ) throws {
+        guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
+            throw ReportError.cannotWrite(path: url.path, reason: "cannot create the file")
+        }
+        let handle = try FileHandle(forWritingTo: url)
+        defer { try? handle.close() }
+        var table = CSVTable(header: header)
+        let flush: (inout CSVTable) throws -> Void = { table in
+            try handle.write(contentsOf: table.takeBytes())
+        }
+        try body(&table, flush)
+        try flush(&table)
+    }
+
+    private static func findingRows(
+        _ model: ReportModel, into table: inout CSVTable, flush: (inout CSVTable) throws -> Void
+    ) throws {
         for f in model.findings {
             table.append([
                 f.findingID, String(f.runID), f.ruleID, f.ruleVersion, f.level.rawValue, f.status.rawValue,
@@ -26,22 +75,25 @@ enum ReportCSV {
                 f.suppression?.expires, String(f.firstSeenRunID), f.ruleTitle,
                 f.amountRef == nil ? nil : model.input.referenceCurrency, String(f.evidence.count),
             ])
+            if table.pendingByteCount >= flushBytes { try flush(&table) }
         }
-        return table.text
     }
 
-    static func evidence(_ model: ReportModel) -> String {
-        var table = CSVTable(header: evidenceColumns)
+    private static func evidenceRows(
+        _ model: ReportModel, into table: inout CSVTable, flush: (inout CSVTable) throws -> Void
+    ) throws {
         for f in model.findings {
+            let runID = String(f.runID)
             for (index, row) in f.evidence.enumerated() {
+                let rowIndex = String(index + 1)
                 for field in row.fields {
                     table.append([
-                        f.findingID, String(index + 1), row.kind, field.name,
-                        ReportFormat.evidenceValue(name: field.name, value: field.value), f.ruleID, String(f.runID),
+                        f.findingID, rowIndex, row.kind, field.name,
+                        ReportFormat.evidenceValue(name: field.name, value: field.value), f.ruleID, runID,
                     ])
                 }
             }
+            if table.pendingByteCount >= flushBytes { try flush(&table) }
         }
-        return table.text
     }
 }

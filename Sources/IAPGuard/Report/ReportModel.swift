@@ -77,15 +77,15 @@ struct ReportModel: Sendable {
         var byID: [String: RuleSection] = [:]
         for rule in input.rules { byID[rule.id, default: RuleSection(id: rule.id)].description = rule }
         for count in input.ruleCounts { byID[count.ruleID, default: RuleSection(id: count.ruleID)].count = count }
+        // Appended in place: copying the section out and back made every append copy the bucket (quadratic).
         for finding in input.findings {
-            var section = byID[finding.ruleID, default: RuleSection(id: finding.ruleID)]
+            if byID[finding.ruleID] == nil { byID[finding.ruleID] = RuleSection(id: finding.ruleID) }
             switch Bucket(finding) {
-            case .active: section.active.append(finding)
-            case .inconclusive: section.inconclusive.append(finding)
-            case .suppressed: section.suppressed.append(finding)
-            case .resolved: section.resolved.append(finding)
+            case .active: byID[finding.ruleID]?.active.append(finding)
+            case .inconclusive: byID[finding.ruleID]?.inconclusive.append(finding)
+            case .suppressed: byID[finding.ruleID]?.suppressed.append(finding)
+            case .resolved: byID[finding.ruleID]?.resolved.append(finding)
             }
-            byID[finding.ruleID] = section
         }
         var sections = byID.values.sorted { $0.id < $1.id }
         for index in sections.indices {

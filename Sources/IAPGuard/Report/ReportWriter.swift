@@ -51,21 +51,17 @@ public struct ReportWriter: Sendable {
         let fileHistory = readHistoryLeniently()
         let model = ReportModel(input: input, options: options, fileHistory: fileHistory)
 
-        let files: [(String, Data)] = [
-            ("report.html", Data(HTMLReportRenderer(model: model, options: options).render().utf8)),
-            ("findings.csv", Data(ReportCSV.findings(model).utf8)),
-            ("evidence.csv", Data(ReportCSV.evidence(model).utf8)),
-            ("summary.json", try ReportSummary(model).encoded()),
-        ]
-
         let destination = runDirectory(input.runID)
         let temporary = reportsDirectory.appendingPathComponent(
             ".tmp-\(input.runID)-\(UUID().uuidString)", isDirectory: true)
         do {
             try fm.createDirectory(at: temporary, withIntermediateDirectories: false)
-            for (name, data) in files {
-                try data.write(to: temporary.appendingPathComponent(name))
-            }
+            // One file at a time, the CSVs streamed: memory stays bounded by the model, not by the output.
+            try Data(HTMLReportRenderer(model: model, options: options).render().utf8)
+                .write(to: temporary.appendingPathComponent("report.html"))
+            try ReportCSV.writeFindings(model, to: temporary.appendingPathComponent("findings.csv"))
+            try ReportCSV.writeEvidence(model, to: temporary.appendingPathComponent("evidence.csv"))
+            try ReportSummary(model).encoded().write(to: temporary.appendingPathComponent("summary.json"))
             try Self.replaceDirectory(at: destination, with: temporary)
         } catch {
             try? fm.removeItem(at: temporary)

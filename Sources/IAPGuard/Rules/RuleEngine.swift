@@ -13,6 +13,8 @@ public final class RuleEngine {
     public let paramOverrides: [String: [String: SQLValue]]
     /// Whether statuses use the findings of earlier runs (off for backtests and inline tests).
     public var usesStoredFindings = true
+    /// Evidence queries, prepared once and re-bound per finding.
+    private lazy var evidenceRunner = EvidenceQueryRunner(store: store)
 
     /// One evaluated row: the finding and the result row it came from.
     struct Item {
@@ -212,11 +214,8 @@ public final class RuleEngine {
         for query in rule.evidenceQueries {
             var bound = parameters
             for (column, value) in row { bound[column] = value }
-            var count = 0
             do {
-                try store.query(query.sql, parameters: bound) { columns, values in
-                    guard count < query.limit else { return }
-                    count += 1
+                try evidenceRunner.run(query.sql, parameters: bound, limit: query.limit) { columns, values in
                     rows.append(
                         EvidenceRow(
                             kind: query.kind,
@@ -275,6 +274,12 @@ public final class RuleEngine {
             f.amountRef = v[17].integerValue
             f.observed = v[18].textValue
             f.threshold = v[19].textValue
+            // A finding resolved earlier is only looked up (first run, new or recurring), never shown or
+            // stored again from here: its JSON columns are not decoded.
+            guard f.status != .resolved else {
+                result[id] = f
+                return
+            }
             f.evidence = v[21].textValue.flatMap { try? decoder.decode([EvidenceRow].self, from: Data($0.utf8)) } ?? []
             f.suppression = v[22].textValue.flatMap {
                 try? decoder.decode(Finding.Suppression.self, from: Data($0.utf8))

@@ -8,9 +8,11 @@ extension SQLBackedStore {
         func json<T: Encodable>(_ value: T) throws -> String {
             String(decoding: try encoder.encode(value), as: UTF8.self)
         }
+        // Evidence and entity keys are most of the bytes: written by hand, same bytes as `encoder`.
+        let evidenceJSON = EvidenceJSON()
         try connection.transaction {
             for f in result.findings {
-                let evidence = try json(f.evidence)
+                let evidence = try evidenceJSON.encode(f.evidence)
                 let suppression: SQLValue = try f.suppression.map { .text(try json($0)) } ?? .null
                 let seen = f.status != .resolved
                 try connection.run(
@@ -36,7 +38,7 @@ extension SQLBackedStore {
                     """,
                     [
                         .text(f.findingID), .text(f.ruleID), .text(f.ruleVersion), .text(f.ruleTitle),
-                        .text(try json(f.entityKey)), .text(f.level.rawValue), .text(f.status.rawValue),
+                        .text(try evidenceJSON.encode(f.entityKey)), .text(f.level.rawValue), .text(f.status.rawValue),
                         .text(f.outcome.rawValue), .of(f.inconclusiveReason), .of(f.transactionID),
                         .of(f.originalTransactionID), .of(f.orderID), .of(f.userID), .of(f.bundleID), .of(f.productID),
                         .of(f.storefront), .of(f.amount), .of(f.currency), .of(f.amountRef), .of(f.observed),

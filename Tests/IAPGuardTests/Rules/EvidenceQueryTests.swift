@@ -1,0 +1,175 @@
+import Foundation
+import Logging
+import Testing
+
+@testable import IAPGuard
+
+@Suite("Evidence queries")
+struct EvidenceQueryTests {
+    static let rulesFolder = Fixtures.repoRoot.appendingPathComponent("rules")
+
+    // MARK: Stored JSON
+
+    @Test func evidenceJSONIsByteIdenticalToJSONEncoder() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let hostile = [
+            "", "plain", "a/b", "quote\"d", "back\\slash", "tab\there", "line\nbreak", "cr\r", "\u{0}nul", "\u{1F}",
+            "\u{7F}del", "é", "日本", "🙂", "\u{202E}rlo", "\u{2028}ls", "</script>", "=1+1", "'single'",
+        ]
+        let rows = hostile.enumerated().map { index, text in
+            EvidenceRow(
+                kind: text,
+                fields: [
+                    EvidenceField(name: text, value: text), EvidenceField(name: "n\(index)", value: nil),
+                    EvidenceField(name: "credited_at", value: "1780000000000"),
+                ])
+        }
+        let json = EvidenceJSON()
+        #expect(try json.encode(rows) == String(decoding: try encoder.encode(rows), as: UTF8.self))
+        #expect(
+            try json.encode([EvidenceRow]()) == String(decoding: try encoder.encode([EvidenceRow]()), as: UTF8.self))
+        for row in rows {
+            #expect(try json.encode(row.fields) == String(decoding: try encoder.encode(row.fields), as: UTF8.self))
+            #expect(try json.encode([row]) == String(decoding: try encoder.encode([row]), as: UTF8.self))
+        }
+        let decoded = try JSONDecoder().decode([EvidenceRow].self, from: Data(try json.encode(rows).utf8))
+        #expect(decoded == rows)
+    }
+
+    // MARK: Prepared evidence queries
+
+    @Test func preparedEvidenceQueriesStopAtTheLimitAndReleaseTheStatement() throws {
+        let store = try SQLiteStore(path: ":memory:")
+        try store.database.execute(
+            "CREATE TABLE t (k TEXT, v INTEGER); INSERT INTO t VALUES ('a', 1), ('a', 2), ('a', 3), ('b', 4)")
+        let runner = EvidenceQueryRunner(store: store)
+        let sql = "SELECT v, k FROM t WHERE k = :k ORDER BY v"
+        var seen: [[SQLValue]] = []
+        try runner.run(sql, parameters: ["k": .text("a")], limit: 2) { columns, row in
+            #expect(columns == ["v", "k"])
+            seen.append(row)
+        }
+        #expect(seen == [[.integer(1), .text("a")], [.integer(2), .text("a")]])
+        // The same prepared statement, re-bound.
+        seen = []
+        try runner.run(sql, parameters: ["k": .text("b"), "unused": .integer(9)], limit: 5) { _, row in
+            seen.append(row)
+        }
+        #expect(seen == [[.integer(4), .text("b")]])
+        // Stopped mid-result above, the statement was reset: the table can be dropped (an active statement
+        // would make this fail with "database table is locked").
+        try runner.run(sql, parameters: ["k": .text("a")], limit: 1) { _, _ in }
+        try store.database.execute("DROP TABLE t")
+        #expect(throws: (any Error).self) {
+            try runner.run("SELECT v FROM t WHERE k = :missing", parameters: [:], limit: 1) { _, _ in }
+        }
+    }
+
+    @Test func shippedEvidenceQueriesAreIndexLookups() throws {
+        let store = try SQLiteStore(path: ":memory:")
+        try store.migrate()
+        let (rules, errors) = RuleSet.load(from: Self.rulesFolder)
+        #expect(errors.isEmpty, "\(errors)")
+        var checked = 0
+        for rule in rules {
+            for query in rule.evidenceQueries {
+                let plan = try store.database.query("EXPLAIN QUERY PLAN " + query.sql).compactMap { $0.last?.textValue }
+                // `SCAN refunds` iterates the co-routine of the refunds view (a UNION ALL) after the key lookup
+                // was pushed into both of its halves; any other SCAN reads a whole table or index.
+                let scans = plan.filter {
+                    $0.hasPrefix("SCAN ") && !$0.hasPrefix("SCAN CONSTANT") && !$0.hasPrefix("SCAN refunds")
+                }
+                #expect(scans.isEmpty, "\(rule.id) \(query.kind) scans a table: \(plan)")
+                checked += 1
+            }
+        }
+        #expect(checked >= 25)
+    }
+
+    // MARK: Same rows as before
+
+    /// Evidence SQL of IAP-002 and IAP-009 before they were split into index-friendly forms.
+    static let previousSQL: [String: String] = [
+        "IAP-002": """
+        SELECT c.credit_id, c.transaction_id, c.user_id, c.order_id, c.units, c.credited_at, c.reversed_at
+        FROM credits c LEFT JOIN transactions t ON t.transaction_id = c.transaction_id
+        WHERE c.transaction_id = :shared_id OR t.original_transaction_id = :shared_id
+        ORDER BY c.credited_at
+        """,
+        "IAP-009": """
+        SELECT t.transaction_id, t.storefront, t.currency, t.price, t.purchase_date
+        FROM transactions t LEFT JOIN orders o ON o.transaction_id = t.transaction_id
+        WHERE (:subject_kind = 'user_id' AND o.user_id = :subject)
+           OR (:subject_kind = 'app_account_token' AND LOWER(t.app_account_token) = :subject)
+        ORDER BY t.purchase_date
+        """,
+    ]
+
+    /// A generated world run through the pipeline: every stored finding of the rules whose evidence plans
+    /// changed has the evidence rows the previous SQL gives on a copy of the store without the new indexes
+    /// (the plans of before: same rows, same order, same limit).
+    @Test func evidenceRowsMatchThePreviousQueriesOnAGeneratedWorld() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "iapguard-evidence-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let options = WorldGenerator.Options(
+            seed: 11, users: 300, days: 20, end: WorldGenerator.defaultEnd, rulesPath: Self.rulesFolder.path)
+        _ = try WorldGenerator(options: options).write(to: dir)
+        let config = try Config.load(from: dir.appendingPathComponent("iapguard.yml"))
+        let summary = try Pipeline(
+            config: config, verifier: try JWSVerifier.make(for: config), logger: Logger(label: "test")
+        )
+        .run(Pipeline.Options(until: WorldGenerator.defaultEnd, failOn: nil))
+        #expect(summary.ruleErrors.isEmpty)
+
+        let copy = dir.appendingPathComponent("before-indexes.sqlite").path
+        do {
+            let store = try SQLiteStore(path: summary.storePath)
+            try store.database.execute("VACUUM INTO '\(copy)'")
+        }
+        let before = try SQLiteStore(path: copy)
+        try before.database.execute(
+            "DROP INDEX backend_order_token_lower; DROP INDEX backend_order_username; DROP INDEX apple_transaction_token_lower"
+        )
+        let (rules, _) = RuleSet.load(from: Self.rulesFolder)
+        var compared: [String: Int] = [:]
+        for rule in rules where ["IAP-002", "IAP-009", "IAP-012", "IAP-013"].contains(rule.id) {
+            let queries: [Rule.EvidenceQuery] =
+                Self.previousSQL[rule.id].map { sql in
+                    [
+                        Rule.EvidenceQuery(
+                            kind: rule.evidenceQueries[0].kind, sql: sql, limit: rule.evidenceQueries[0].limit, line: 1)
+                    ]
+                } ?? rule.evidenceQueries
+            let stored = try before.rows(
+                "SELECT entity_key, evidence_json FROM findings WHERE rule_id = :r AND status <> 'resolved'",
+                ["r": .text(rule.id)])
+            for row in stored {
+                let key = try JSONDecoder().decode([EvidenceField].self, from: Data((row[0].textValue ?? "").utf8))
+                let evidence = try JSONDecoder().decode([EvidenceRow].self, from: Data((row[1].textValue ?? "").utf8))
+                var bound = rule.boundParameters(
+                    overrides: config.ruleParams[rule.id] ?? [:], now: WorldGenerator.defaultEnd, since: 0,
+                    referenceCurrency: config.referenceCurrency)
+                for field in key + evidence.filter({ $0.kind == "hit" }).flatMap(\.fields) {
+                    bound[field.name] = field.value.map { .text($0) } ?? .null
+                }
+                var expected = evidence.filter { $0.kind == "hit" }
+                for query in queries {
+                    var count = 0
+                    try before.query(query.sql, parameters: bound) { columns, values in
+                        guard count < query.limit else { return }
+                        count += 1
+                        expected.append(
+                            EvidenceRow(
+                                kind: query.kind,
+                                fields: zip(columns, values).map { EvidenceField(name: $0, value: $1.textValue) }))
+                    }
+                }
+                #expect(evidence == expected, "\(rule.id) \(key)")
+                compared[rule.id, default: 0] += 1
+            }
+        }
+        #expect(compared.values.reduce(0, +) > 0, "no findings of the rules compared: \(compared)")
+    }
+}
