@@ -84,7 +84,7 @@ struct EvidenceQueryTests {
                 checked += 1
             }
         }
-        #expect(checked >= 25)
+        #expect(checked >= 24)
     }
 
     // MARK: Same rows as before
