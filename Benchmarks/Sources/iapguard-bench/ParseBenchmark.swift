@@ -24,6 +24,7 @@ enum ParseBenchmark {
 
             let (lines, foundation1) = try Measure.time { try foundationOneThread(file.url) }
             let foundation2 = try foundationTwoThreads(file.url)
+            let (_, document1) = try Measure.time { try documentOneThread(file.url) }
             let ours = try iapguardParse(file.url, kind: file.kind, config: config)
             let orjsonSeconds = orjson[file.url.path]
             let floor = orjsonSeconds.map { mb / $0 } ?? 0
@@ -38,6 +39,7 @@ enum ParseBenchmark {
             if let orjsonSeconds { Measure.line("parse", "  orjson.loads (Python), 1 core", figures(orjsonSeconds)) }
             Measure.line("parse", "  Foundation JSONSerialization, 1 core", figures(foundation1))
             Measure.line("parse", "  Foundation JSONSerialization, 2 threads", figures(foundation2))
+            Measure.line("parse", "  iapguard JSONDocument (parse only), 1 core", figures(document1))
             Measure.line("parse", "  iapguard parse+map (SourceIngestor, unverified), 2 cores", figures(ours))
         }
         if let orders = try? sampleCSV(options) {
@@ -122,6 +124,17 @@ enum ParseBenchmark {
         try LineReader(url: file).forEachLine { line in
             guard case .text(_, let bytes) = line, !bytes.isEmpty else { return }
             if (try? JSONSerialization.jsonObject(with: Data(bytes))) != nil { lines += 1 }
+        }
+        return lines
+    }
+
+    /// iapguard's byte-level parser (`JSONDocument`, Foundation-compatible mode) over every non-blank line,
+    /// one thread, nothing mapped: the like-for-like figure to `orjson.loads`. Returns the line count.
+    static func documentOneThread(_ file: URL) throws -> Int {
+        var lines = 0
+        try LineReader(url: file).forEachLine { line in
+            guard case .text(_, let bytes) = line, !bytes.isEmpty else { return }
+            if (try? JSONDocument.parse(bytes, options: .foundationCompatible)) != nil { lines += 1 }
         }
         return lines
     }

@@ -31,7 +31,7 @@ public struct ReceiptResponseParser: Sendable {
         let environmentText = try response.string("environment")
         let environment = environmentText.map { AppleEnvironment(appleValue: $0)?.rawValue ?? $0 }
         // Apple has spelled this flag both ways, as a boolean or as text.
-        let retryable = (response.values["is-retryable"] ?? response.values["is_retryable"]).map { "\($0)" }
+        let retryable = response.describedValue("is-retryable") ?? response.describedValue("is_retryable")
         let receipt = try response.object("receipt")
         let bundleID = try receipt?.string("bundle_id")
         let requestDate = try receipt?.int64("request_date_ms")

@@ -1,0 +1,23 @@
+/// `trimmingCharacters(in: .whitespaces)` without the trip through `NSString`: the same characters
+/// (tab and Unicode's space separators, category Zs; not newlines) are trimmed from both ends.
+enum TextTrim {
+    /// Whether `scalar` is in `CharacterSet.whitespaces`.
+    static func isWhitespace(_ scalar: Unicode.Scalar) -> Bool {
+        scalar == "\t" || scalar.properties.generalCategory == .spaceSeparator
+    }
+
+    /// `text` without leading and trailing whitespace (tab and Zs).
+    static func whitespaces(_ text: String) -> String {
+        let utf8 = text.utf8
+        guard let first = utf8.first, let last = utf8.last else { return text }
+        // Printable ASCII at both ends (the common case): nothing to trim.
+        if first > 0x20, first < 0x80, last > 0x20, last < 0x80 { return text }
+        let scalars = text.unicodeScalars
+        var start = scalars.startIndex
+        var end = scalars.endIndex
+        while start < end, isWhitespace(scalars[start]) { start = scalars.index(after: start) }
+        while end > start, isWhitespace(scalars[scalars.index(before: end)]) { end = scalars.index(before: end) }
+        if start == scalars.startIndex, end == scalars.endIndex { return text }
+        return String(scalars[start..<end])
+    }
+}
