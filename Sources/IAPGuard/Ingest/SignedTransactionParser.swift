@@ -43,7 +43,7 @@ public struct SignedTransactionParser: Sendable {
         sighting.submittedByUserID = userID
         sighting.submittedOrderID = orderID
         sighting.receivedAt = receivedAt
-        if !transaction.transactionID.allSatisfy({ $0.isASCII && $0.isNumber }) {
+        if !TextTrim.isASCIIDigits(transaction.transactionID) {
             sighting.anomalies.append("non-numeric-id")
         }
         return sighting

@@ -6,6 +6,12 @@ enum TextTrim {
         scalar == "\t" || scalar.properties.generalCategory == .spaceSeparator
     }
 
+    /// Whether every character of `text` is an ASCII digit (`allSatisfy { $0.isASCII && $0.isNumber }`
+    /// on the bytes; true for empty text, as that is).
+    static func isASCIIDigits(_ text: String) -> Bool {
+        text.utf8.allSatisfy { $0 &- UInt8(ascii: "0") < 10 }
+    }
+
     /// `text` without leading and trailing whitespace (tab and Zs).
     static func whitespaces(_ text: String) -> String {
         let utf8 = text.utf8

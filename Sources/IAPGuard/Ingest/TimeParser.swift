@@ -7,7 +7,7 @@ public enum TimeParser {
     public static func epochMillis(_ text: String) -> Int64? {
         let s = TextTrim.whitespaces(text)
         if s.isEmpty { return nil }
-        if s.allSatisfy({ $0.isASCII && $0.isNumber }) { return Int64(s) }
+        if TextTrim.isASCIIDigits(s) { return Int64(s) }
         return rfc3339(s)
     }
 
