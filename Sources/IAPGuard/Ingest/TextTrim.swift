@@ -1,9 +1,14 @@
 /// `trimmingCharacters(in: .whitespaces)` without the trip through `NSString`: the same characters
-/// (tab and Unicode's space separators, category Zs; not newlines) are trimmed from both ends.
+/// (Foundation's `CharacterSet.whitespaces` on Linux: tab, space, U+00A0, U+1680, U+2000–U+200B, U+202F,
+/// U+205F, U+3000; not newlines) are trimmed from both ends. Pinned against Foundation for every scalar by
+/// `JSONObjectAccessTests`.
 enum TextTrim {
     /// Whether `scalar` is in `CharacterSet.whitespaces`.
     static func isWhitespace(_ scalar: Unicode.Scalar) -> Bool {
-        scalar == "\t" || scalar.properties.generalCategory == .spaceSeparator
+        switch scalar.value {
+        case 0x09, 0x20, 0xA0, 0x1680, 0x2000...0x200B, 0x202F, 0x205F, 0x3000: return true
+        default: return false
+        }
     }
 
     /// Whether every character of `text` is an ASCII digit (`allSatisfy { $0.isASCII && $0.isNumber }`

@@ -94,5 +94,11 @@ import Testing
                 TextTrim.whitespaces(text) == text.trimmingCharacters(in: .whitespaces), "\(Array(text.unicodeScalars))"
             )
         }
+        // Every scalar of the BMP (Foundation's whitespace is all there): trimmed exactly when Foundation trims it.
+        for value in 0..<0x1_0000 {
+            guard let scalar = Unicode.Scalar(value) else { continue }
+            let foundation = ("a" + String(Character(scalar))).trimmingCharacters(in: .whitespaces) == "a"
+            if TextTrim.isWhitespace(scalar) != foundation { Issue.record("U+\(String(value, radix: 16))") }
+        }
     }
 }
