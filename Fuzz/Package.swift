@@ -5,7 +5,7 @@ import PackageDescription
 
 let targets = [
     "FuzzReceiptLine", "FuzzSignedTransactionLine", "FuzzNotificationLine", "FuzzOrdersCSV", "FuzzConfigYAML",
-    "FuzzRuleYAML", "FuzzFXRates",
+    "FuzzRuleYAML", "FuzzFXRates", "FuzzJSONDocument",
 ]
 
 let package = Package(

@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../Fuzz"
 
-all=(FuzzReceiptLine FuzzSignedTransactionLine FuzzNotificationLine FuzzOrdersCSV FuzzConfigYAML FuzzRuleYAML FuzzFXRates)
+all=(FuzzReceiptLine FuzzSignedTransactionLine FuzzNotificationLine FuzzOrdersCSV FuzzConfigYAML FuzzRuleYAML FuzzFXRates FuzzJSONDocument)
 target="${1:-all}"
 seconds="${2:-30}"
 jobs="${FUZZ_JOBS:-1}"

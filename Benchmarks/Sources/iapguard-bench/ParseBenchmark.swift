@@ -24,6 +24,8 @@ enum ParseBenchmark {
 
             let (lines, foundation1) = try Measure.time { try foundationOneThread(file.url) }
             let foundation2 = try foundationTwoThreads(file.url)
+            let (_, document1) = try Measure.time { try documentOneThread(file.url) }
+            let mapped1 = try mapOneThread(file.url, kind: file.kind)
             let ours = try iapguardParse(file.url, kind: file.kind, config: config)
             let orjsonSeconds = orjson[file.url.path]
             let floor = orjsonSeconds.map { mb / $0 } ?? 0
@@ -38,6 +40,8 @@ enum ParseBenchmark {
             if let orjsonSeconds { Measure.line("parse", "  orjson.loads (Python), 1 core", figures(orjsonSeconds)) }
             Measure.line("parse", "  Foundation JSONSerialization, 1 core", figures(foundation1))
             Measure.line("parse", "  Foundation JSONSerialization, 2 threads", figures(foundation2))
+            Measure.line("parse", "  iapguard JSONDocument (parse only), 1 core", figures(document1))
+            Measure.line("parse", "  iapguard parse+map+hash in memory, 1 core", figures(mapped1))
             Measure.line("parse", "  iapguard parse+map (SourceIngestor, unverified), 2 cores", figures(ours))
         }
         if let orders = try? sampleCSV(options) {
@@ -124,6 +128,64 @@ enum ParseBenchmark {
             if (try? JSONSerialization.jsonObject(with: Data(bytes))) != nil { lines += 1 }
         }
         return lines
+    }
+
+    /// iapguard's byte-level parser (`JSONDocument`, Foundation-compatible mode) over every non-blank line,
+    /// one thread, nothing mapped: the like-for-like figure to `orjson.loads`. Returns the line count.
+    static func documentOneThread(_ file: URL) throws -> Int {
+        var lines = 0
+        try LineReader(url: file).forEachLine { line in
+            guard case .text(_, let bytes) = line, !bytes.isEmpty else { return }
+            if (try? JSONDocument.parse(bytes, options: .foundationCompatible)) != nil { lines += 1 }
+        }
+        return lines
+    }
+
+    /// The per-line work of ingest without its reader, pipeline and threads: SHA-256 of the line, parse,
+    /// map to the models (signed payloads decoded, not verified), one thread, lines already in memory.
+    /// Returns seconds (the loading of the lines is not timed).
+    static func mapOneThread(_ file: URL, kind: Config.Source.Kind) throws -> Double {
+        var lines: [[UInt8]] = []
+        try LineReader(url: file).forEachLine { line in
+            guard case .text(_, let bytes) = line, !bytes.isEmpty else { return }
+            lines.append(Array(bytes))
+        }
+        let verifier = UncheckedVerifier()
+        var records = 0
+        let start = DispatchTime.now().uptimeNanoseconds
+        for (number, bytes) in lines.enumerated() {
+            let hash = Hashing.sha256Hex(Data(bytes))
+            let location = "bench:\(number + 1)"
+            switch kind {
+            case .receipts:
+                guard let object = try? JSONObject.parse(bytes) else { continue }
+                records +=
+                    (try? ReceiptResponseParser(sourceName: "b").parse(object, payloadHash: hash, location: location))?
+                    .count ?? 0
+            case .signedTransactions:
+                let text = String(decoding: bytes, as: UTF8.self)
+                if (try? SignedTransactionParser(sourceName: "b", verifier: verifier).parse(
+                    text, payloadHash: hash, location: location)) != nil
+                {
+                    records += 1
+                }
+            case .notifications:
+                guard let object = try? JSONObject.parse(bytes) else { continue }
+                if (try? NotificationParser(sourceName: "b", verifier: verifier).parse(
+                    object, payloadHash: hash, location: location)) != nil
+                {
+                    records += 1
+                }
+            default:
+                guard let object = try? JSONObject.parse(bytes),
+                    let row = try? BackendRowMapper.textRow(object, fields: BackendRowMapper.creditFields)
+                else { continue }
+                if (try? BackendRowMapper.credit(row)) != nil { records += 1 }
+            }
+        }
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        if records == 0 { throw BenchError("\(file.lastPathComponent): no record mapped") }
+        return seconds
     }
 
     /// JSONSerialization on 2 threads: lines read in blocks of 4096, each block split in two halves.

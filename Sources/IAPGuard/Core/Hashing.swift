@@ -22,11 +22,15 @@ public enum Hashing {
 extension Digest {
     /// The digest as lower-case hex.
     var hexString: String {
-        var s = ""
-        s.reserveCapacity(Self.byteCount * 2)
-        for byte in self {
-            s += String(byte, radix: 16).count == 1 ? "0" + String(byte, radix: 16) : String(byte, radix: 16)
+        let digits: StaticString = "0123456789abcdef"
+        return String(unsafeUninitializedCapacity: Self.byteCount * 2) { out in
+            var index = 0
+            for byte in self {
+                out[index] = digits.utf8Start[Int(byte >> 4)]
+                out[index + 1] = digits.utf8Start[Int(byte & 0x0F)]
+                index += 2
+            }
+            return index
         }
-        return s
     }
 }

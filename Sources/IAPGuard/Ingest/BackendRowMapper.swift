@@ -14,7 +14,9 @@ public enum BackendRowMapper {
     ]
 
     static func text(_ row: [String: String], _ key: String) -> String? {
-        guard let value = row[key]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+        guard let raw = row[key] else { return nil }
+        let value = TextTrim.whitespaces(raw)
+        guard !value.isEmpty else { return nil }
         return value
     }
 

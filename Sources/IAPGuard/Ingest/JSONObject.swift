@@ -4,73 +4,123 @@ import Foundation
 ///
 /// Apple's legacy responses send numbers as strings; both forms are accepted for numeric fields.
 /// Anything else of the wrong type is a ``RecordError`` naming the key.
-public struct JSONObject {
-    public let values: [String: Any]
+///
+/// Backed by a ``JSONDocument`` (iapguard's strict byte-level parser): a field is converted only when
+/// it is read, and a key is found by comparing bytes.
+public struct JSONObject: Sendable {
+    let document: JSONDocument
+    /// Tape index of this object in ``document``.
+    let index: Int
     /// A prefix for error messages (`in_app[2].`).
     public let path: String
 
+    /// An object holding `values` (Foundation-shaped: `String`, `NSNumber`, `NSNull`, arrays, dictionaries).
     public init(_ values: [String: Any], path: String = "") {
-        self.values = values
+        self.init(document: JSONDocument(foundationValue: values), index: 0, path: path)
+    }
+
+    init(document: JSONDocument, index: Int, path: String) {
+        self.document = document
+        self.index = index
         self.path = path
     }
 
-    /// Parses bytes into an object; the top level must be a JSON object.
-    public static func parse<C: Collection>(_ bytes: C) throws -> JSONObject where C.Element == UInt8 {
-        let data = Data(bytes)
-        guard String(data: data, encoding: .utf8) != nil else {
-            throw RecordError("invalid UTF-8")
-        }
-        let any: Any
-        do {
-            any = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
-        } catch {
-            throw RecordError("malformed JSON (\(Self.describe(error)))")
-        }
-        guard let object = any as? [String: Any] else {
-            throw RecordError("expected a JSON object, found \(Self.typeName(any))")
-        }
-        return JSONObject(object)
+    /// The members as `JSONSerialization` would return them (converted on each call: slow).
+    public var values: [String: Any] {
+        document.foundationValue(at: index) as? [String: Any] ?? [:]
     }
 
-    static func describe(_ error: Error) -> String {
-        let ns = error as NSError
-        if let detail = ns.userInfo["NSDebugDescription"] as? String { return detail }
-        return ns.localizedDescription
+    /// Parses bytes into an object; the top level must be a JSON object. Accepts what
+    /// `JSONSerialization` accepts on UTF-8 input (trailing commas included); errors say what is wrong and
+    /// at which byte.
+    public static func parse<C: Collection>(_ bytes: C) throws -> JSONObject where C.Element == UInt8 {
+        let document: JSONDocument
+        do {
+            if let parsed = try bytes.withContiguousStorageIfAvailable({ buffer throws(JSONParseError) in
+                try JSONDocument.parse(UnsafeRawBufferPointer(buffer), options: .foundationCompatible)
+            }) {
+                document = parsed
+            } else {
+                document = try JSONDocument.parse(Array(bytes), options: .foundationCompatible)
+            }
+        } catch let error as JSONParseError {
+            // As before: input that is not UTF-8 anywhere is called that, whatever else is wrong with it.
+            if error.isInvalidUTF8 || !Self.isValidUTF8(bytes) { throw RecordError("invalid UTF-8") }
+            throw RecordError("malformed JSON (\(error))")
+        }
+        return try object(document)
+    }
+
+    /// The object at the top of `document`, or the error naming what it is instead.
+    static func object(_ document: JSONDocument) throws -> JSONObject {
+        guard document.kind(0) == .object else {
+            throw RecordError("expected a JSON object, found \(typeName(document, 0))")
+        }
+        return JSONObject(document: document, index: 0, path: "")
+    }
+
+    static func isValidUTF8<C: Collection>(_ bytes: C) -> Bool where C.Element == UInt8 {
+        var decoder = UTF8()
+        var iterator = bytes.makeIterator()
+        while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue: continue
+            case .emptyInput: return true
+            case .error: return false
+            }
+        }
     }
 
     /// Whether `value` is JSON `null`. Checked on the metatype: `value is NSNull` on a Swift dictionary or
-    /// array bridges the whole container to Foundation first, which took ~40 % of parsing a receipt.
+    /// array bridges the whole container to Foundation first.
     static func isNull(_ value: Any) -> Bool {
         type(of: value) is NSNull.Type
     }
 
-    static func typeName(_ value: Any) -> String {
-        switch value {
-        case is NSNull: return "null"
-        case is String: return "text"
-        case let n as NSNumber where isBoolean(n): return "a boolean"
-        case is NSNumber: return "a number"
-        case is [Any]: return "an array"
-        case is [String: Any]: return "an object"
-        default: return "\(type(of: value))"
+    static func typeName(_ document: JSONDocument, _ index: Int) -> String {
+        switch document.kind(index) {
+        case .null: return "null"
+        case .string, .escapedString: return "text"
+        case .true, .false: return "a boolean"
+        case .integer, .number: return "a number"
+        case .array: return "an array"
+        case .object: return "an object"
         }
     }
 
+    /// Tape index of the value of `key`, `nil` when absent or `null`.
+    @inline(__always)
+    func value(_ key: String) -> Int? {
+        guard let found = document.member(key, inObject: index), document.kind(found) != .null else { return nil }
+        return found
+    }
+
     public func has(_ key: String) -> Bool {
-        guard let value = values[key] else { return false }
-        return !Self.isNull(value)
+        value(key) != nil
     }
 
     /// Text; numbers are accepted and rendered as integers when integral.
     public func string(_ key: String) throws -> String? {
-        guard let value = values[key], !Self.isNull(value) else { return nil }
-        if let s = value as? String { return s }
-        if let n = value as? NSNumber, !Self.isBoolean(n) {
-            let d = n.doubleValue
-            if d.rounded() == d, abs(d) < 9.0e15 { return String(n.int64Value) }
-            return n.stringValue
+        guard let at = value(key) else { return nil }
+        switch document.kind(at) {
+        case .string, .escapedString:
+            return document.string(at: at)
+        case .integer:
+            return String(document.tape[at].integer)
+        case .number:
+            return numberString(at)
+        default:
+            throw RecordError("\(path)\(key): expected text, found \(Self.typeName(document, at))")
         }
-        throw RecordError("\(path)\(key): expected text, found \(Self.typeName(value))")
+    }
+
+    /// A non-`Int64` number as text: an integer when integral and below 9e15, else as written for integer
+    /// literals and the shortest `Double` text otherwise (what `NSNumber.stringValue` gave before).
+    func numberString(_ at: Int) -> String {
+        let d = document.double(at: at)
+        if d.rounded() == d, abs(d) < 9.0e15 { return String(Int64(d)) }
+        if document.isIntegerLiteral(at: at) { return document.numberText(at: at) }
+        return "\(d)"
     }
 
     public func requiredString(_ key: String) throws -> String {
@@ -80,56 +130,79 @@ public struct JSONObject {
 
     /// An integer; numeric strings (`"1596771003000"`) are accepted.
     public func int64(_ key: String) throws -> Int64? {
-        guard let value = values[key], !Self.isNull(value) else { return nil }
-        if let s = value as? String {
-            let trimmed = s.trimmingCharacters(in: .whitespaces)
+        guard let at = value(key) else { return nil }
+        return try int64(at: at, key: key)
+    }
+
+    func int64(at: Int, key: String) throws -> Int64? {
+        switch document.kind(at) {
+        case .integer:
+            return document.tape[at].integer
+        case .string, .escapedString:
+            let trimmed = TextTrim.whitespaces(document.string(at: at))
             if trimmed.isEmpty { return nil }
             guard let i = Int64(trimmed) else {
                 throw RecordError("\(path)\(key): expected a whole number, found \"\(trimmed.prefix(40))\"")
             }
             return i
-        }
-        if let n = value as? NSNumber, !Self.isBoolean(n) {
-            let d = n.doubleValue
+        case .number:
+            let d = document.double(at: at)
             guard d.rounded() == d, abs(d) < 9.2e18 else {
-                throw RecordError("\(path)\(key): expected a whole number, found \(n.stringValue)")
+                throw RecordError("\(path)\(key): expected a whole number, found \(numberString(at))")
             }
-            return n.int64Value
+            return Int64(d)
+        default:
+            throw RecordError("\(path)\(key): expected a whole number, found \(Self.typeName(document, at))")
         }
-        throw RecordError("\(path)\(key): expected a whole number, found \(Self.typeName(value))")
     }
 
     /// A nested object.
     public func object(_ key: String) throws -> JSONObject? {
-        guard let value = values[key], !Self.isNull(value) else { return nil }
-        guard let map = value as? [String: Any] else {
-            throw RecordError("\(path)\(key): expected an object, found \(Self.typeName(value))")
+        guard let at = value(key) else { return nil }
+        guard document.kind(at) == .object else {
+            throw RecordError("\(path)\(key): expected an object, found \(Self.typeName(document, at))")
         }
-        return JSONObject(map, path: "\(path)\(key).")
+        return JSONObject(document: document, index: at, path: "\(path)\(key).")
     }
 
     /// An array of objects.
     public func objects(_ key: String) throws -> [JSONObject] {
-        guard let value = values[key], !Self.isNull(value) else { return [] }
-        guard let list = value as? [Any] else {
-            throw RecordError("\(path)\(key): expected an array, found \(Self.typeName(value))")
+        guard let at = value(key) else { return [] }
+        guard document.kind(at) == .array else {
+            throw RecordError("\(path)\(key): expected an array, found \(Self.typeName(document, at))")
         }
-        return try list.enumerated().map { index, item in
-            guard let map = item as? [String: Any] else {
-                throw RecordError("\(path)\(key)[\(index)]: expected an object, found \(Self.typeName(item))")
+        return try document.items(ofArray: at).enumerated().map { offset, item in
+            guard document.kind(item) == .object else {
+                throw RecordError(
+                    "\(path)\(key)[\(offset)]: expected an object, found \(Self.typeName(document, item))")
             }
-            return JSONObject(map, path: "\(path)\(key)[\(index)].")
+            return JSONObject(document: document, index: item, path: "\(path)\(key)[\(offset)].")
         }
     }
 
     /// A time: epoch milliseconds (number or numeric string) or an RFC 3339 string.
     public func time(_ key: String) throws -> Int64? {
-        guard let value = values[key], !Self.isNull(value) else { return nil }
-        if let s = value as? String, let ms = TimeParser.epochMillis(s) { return ms }
-        if value is String {
+        guard let at = value(key) else { return nil }
+        switch document.kind(at) {
+        case .string, .escapedString:
+            if let ms = TimeParser.epochMillis(document.string(at: at)) { return ms }
             throw RecordError("\(path)\(key): expected epoch milliseconds or an RFC 3339 time")
+        default:
+            return try int64(at: at, key: key)
         }
-        return try int64(key)
+    }
+
+    /// The value of `key` as `"\(value)"` of the Foundation value rendered it (`0`/`1` for booleans,
+    /// `<null>` for null), `nil` when the key is absent. For free-text details only.
+    public func describedValue(_ key: String) -> String? {
+        guard let at = document.member(key, inObject: index) else { return nil }
+        switch document.kind(at) {
+        case .string, .escapedString: return document.string(at: at)
+        case .true: return "1"
+        case .false: return "0"
+        case .integer: return String(document.tape[at].integer)
+        default: return "\(document.foundationValue(at: at))"
+        }
     }
 
     /// JSONSerialization hands JSON `true`/`false` over as an NSNumber of type `c` (char) and never uses

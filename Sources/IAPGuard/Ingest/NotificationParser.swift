@@ -25,7 +25,7 @@ public struct NotificationParser: Sendable {
         } catch let error as CompactJWS.FormatError {
             throw RecordError("bad-format: \(error.message)")
         }
-        let payload = try JSONObject.parse(jws.payloadJSON)
+        let payload = jws.payloadObject
         let outcomes = verifier.verifyNotification(jws)
         var n = AppleNotification(notificationUUID: try payload.requiredString("notificationUUID"))
         n.notificationType = try payload.string("notificationType")
@@ -49,7 +49,7 @@ public struct NotificationParser: Sendable {
             } catch let error as CompactJWS.FormatError {
                 throw RecordError("data.signedTransactionInfo: bad-format: \(error.message)")
             }
-            let transaction = try SignedTransactionParser.transaction(from: JSONObject.parse(nested.payloadJSON))
+            let transaction = try SignedTransactionParser.transaction(from: nested.payloadObject)
             n.transactionID = transaction.transactionID
             n.originalTransactionID = transaction.originalTransactionID
             n.productID = transaction.productID
@@ -64,7 +64,8 @@ public struct NotificationParser: Sendable {
             sighting = s
         }
         if let signedRenewal = try data?.string("signedRenewalInfo") {
-            if let renewal = try? CompactJWS(signedRenewal), let info = try? JSONObject.parse(renewal.payloadJSON) {
+            if let renewal = try? CompactJWS(signedRenewal) {
+                let info = renewal.payloadObject
                 n.autoRenewProductID = try info.string("autoRenewProductId")
                 n.autoRenewStatus = try info.int64("autoRenewStatus")
                 if n.originalTransactionID == nil { n.originalTransactionID = try info.string("originalTransactionId") }

@@ -31,7 +31,7 @@ public struct ReceiptResponseParser: Sendable {
         let environmentText = try response.string("environment")
         let environment = environmentText.map { AppleEnvironment(appleValue: $0)?.rawValue ?? $0 }
         // Apple has spelled this flag both ways, as a boolean or as text.
-        let retryable = (response.values["is-retryable"] ?? response.values["is_retryable"]).map { "\($0)" }
+        let retryable = response.describedValue("is-retryable") ?? response.describedValue("is_retryable")
         let receipt = try response.object("receipt")
         let bundleID = try receipt?.string("bundle_id")
         let requestDate = try receipt?.int64("request_date_ms")
@@ -102,7 +102,7 @@ public struct ReceiptResponseParser: Sendable {
         if let bundleID, let product = t.productID, !product.hasPrefix(bundleID + ".") {
             anomalies.append("product-outside-bundle")
         }
-        if !t.transactionID.allSatisfy({ $0.isASCII && $0.isNumber }) {
+        if !TextTrim.isASCIIDigits(t.transactionID) {
             anomalies.append("non-numeric-id")
         }
         return (t, anomalies)
@@ -111,8 +111,11 @@ public struct ReceiptResponseParser: Sendable {
     /// Parses Apple's legacy date strings (`2020-08-07 03:30:03 Etc/GMT`) into epoch ms; `nil` if the
     /// zone is not GMT/UTC (the `_pst` twins are not compared).
     static func legacyDate(_ text: String) -> Int64? {
-        let parts = text.split(separator: " ")
-        guard parts.count == 3, ["Etc/GMT", "GMT", "UTC", "Etc/UTC"].contains(String(parts[2])) else { return nil }
-        return TimeParser.rfc3339("\(parts[0])T\(parts[1])Z")
+        // Split on the bytes: a space is one byte, and a part holding anything but ASCII fails below anyway.
+        let parts = text.utf8.split(separator: UInt8(ascii: " "))
+        guard parts.count == 3, let zone = String(parts[2]), ["Etc/GMT", "GMT", "UTC", "Etc/UTC"].contains(zone),
+            let date = String(parts[0]), let time = String(parts[1])
+        else { return nil }
+        return TimeParser.rfc3339(date + "T" + time + "Z")
     }
 }

@@ -13,13 +13,13 @@ public struct SignedTransactionParser: Sendable {
 
     /// Parses one line (already known to be valid UTF-8 text).
     public func parse(_ text: String, payloadHash: String, location: String) throws -> AppleSighting {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let trimmed = TextTrim.whitespaces(text)
         var compact = trimmed
         var userID: String?
         var orderID: String?
         var receivedAt: Int64?
-        if trimmed.hasPrefix("{") {
-            let object = try JSONObject.parse(Array(trimmed.utf8))
+        if trimmed.utf8.first == UInt8(ascii: "{") {
+            let object = try JSONObject.parse(trimmed.utf8)
             guard let signed = try object.string("signedTransactionInfo") else {
                 throw RecordError("no signedTransactionInfo in the object")
             }
@@ -34,7 +34,7 @@ public struct SignedTransactionParser: Sendable {
         } catch let error as CompactJWS.FormatError {
             throw RecordError("bad-format: \(error.message)")
         }
-        let payload = try JSONObject.parse(jws.payloadJSON)
+        let payload = jws.payloadObject
         let transaction = try Self.transaction(from: payload)
         var sighting = AppleSighting(
             transaction: transaction, sourceKind: .jws, sourceName: sourceName, sourceRef: location,
@@ -43,7 +43,7 @@ public struct SignedTransactionParser: Sendable {
         sighting.submittedByUserID = userID
         sighting.submittedOrderID = orderID
         sighting.receivedAt = receivedAt
-        if !transaction.transactionID.allSatisfy({ $0.isASCII && $0.isNumber }) {
+        if !TextTrim.isASCIIDigits(transaction.transactionID) {
             sighting.anomalies.append("non-numeric-id")
         }
         return sighting

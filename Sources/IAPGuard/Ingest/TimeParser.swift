@@ -5,9 +5,9 @@ public enum TimeParser {
     /// Epoch milliseconds (all digits) or RFC 3339 (`2026-01-02T03:04:05Z`, fractional seconds and offsets
     /// allowed), or a date alone (`2026-01-02`, midnight UTC). Returns `nil` for anything else.
     public static func epochMillis(_ text: String) -> Int64? {
-        let s = text.trimmingCharacters(in: .whitespaces)
+        let s = TextTrim.whitespaces(text)
         if s.isEmpty { return nil }
-        if s.allSatisfy({ $0.isASCII && $0.isNumber }) { return Int64(s) }
+        if TextTrim.isASCIIDigits(s) { return Int64(s) }
         return rfc3339(s)
     }
 

@@ -5,10 +5,10 @@ import Foundation
 /// Parsing only checks the shape: three base64url parts, a JSON object header and a JSON object payload.
 /// Everything about trust is ``JWSVerifier``'s job.
 ///
-/// The work is done on the UTF-8 bytes: split at the dots, base64url-decode each part directly, read the
-/// small header with a byte-level parser (``FastJSONValue``) and decode the `x5c` certificates once. Input
-/// the byte-level parser is not sure about (escapes, non-ASCII, malformed JSON) goes through
-/// `JSONSerialization` as before, so what is accepted and every error message are unchanged.
+/// The work is done on the UTF-8 bytes: split at the dots, base64url-decode each part directly, parse the
+/// header and the payload with iapguard's strict byte-level JSON parser (``JSONDocument``, which accepts
+/// what `JSONSerialization` accepts on UTF-8 input) and decode the `x5c` certificates once. The parsed
+/// payload is kept (``payloadObject``), so the ingest parsers do not parse it again.
 public struct CompactJWS: Sendable {
     /// The original compact text.
     public let compact: String
@@ -23,8 +23,8 @@ public struct CompactJWS: Sendable {
     /// The `x5c` certificates from the header, DER-decoded (standard base64 per RFC 7515), in order
     /// leaf, intermediate, root. Empty when absent.
     public let certificateChainDER: [Data]
-    /// The payload as read by the byte-level parser, or `nil` when it needed the Foundation fallback.
-    let payloadValue: FastJSONValue?
+    /// The payload, parsed (a JSON object: checked by the initialiser).
+    let payloadDocument: JSONDocument
     /// UTF-8 length of `header.payload` in ``compact``.
     let signingInputCount: Int
 
@@ -68,7 +68,7 @@ public struct CompactJWS: Sendable {
         signature = parts.signature
         algorithm = parts.algorithm
         certificateChainDER = parts.chain
-        payloadValue = parts.payloadValue
+        payloadDocument = parts.payloadDocument
         signingInputCount = parts.signingInputCount
     }
 
@@ -81,7 +81,7 @@ public struct CompactJWS: Sendable {
         var signature: Data
         var algorithm: String?
         var chain: [Data]
-        var payloadValue: FastJSONValue?
+        var payloadDocument: JSONDocument
         var signingInputCount: Int
     }
 
@@ -133,12 +133,10 @@ public struct CompactJWS: Sendable {
             case .success(let fields): headerFields = fields
             }
         }
-        let payloadValue = FastJSONValue.parse(payload)
-        if payloadValue?.objectValue == nil {
-            // Not sure (or not an object): Foundation decides, as before.
-            guard (try? JSONSerialization.jsonObject(with: payload)) is [String: Any] else {
-                return .failure(FormatError(message: "JWS payload is not a JSON object"))
-            }
+        guard let payloadDocument = try? JSONDocument.parse(payload, options: .foundationCompatible),
+            payloadDocument.kind(0) == .object
+        else {
+            return .failure(FormatError(message: "JWS payload is not a JSON object"))
         }
         var chain: [Data] = cached?.chain ?? []
         if cached == nil, let x5c = headerFields.x5c {
@@ -162,7 +160,7 @@ public struct CompactJWS: Sendable {
             Parts(
                 trimmedText: isWhole ? nil : String(decoding: bytes, as: UTF8.self), header: header,
                 payload: payload, signature: signature, algorithm: headerFields.algorithm, chain: chain,
-                payloadValue: payloadValue?.objectValue == nil ? nil : payloadValue, signingInputCount: dots[1]))
+                payloadDocument: payloadDocument, signingInputCount: dots[1]))
     }
 
     /// `alg` and `x5c` of a header. `x5c`: `nil` when absent, `.some(nil)` when not an array; items are
@@ -173,30 +171,24 @@ public struct CompactJWS: Sendable {
     }
 
     private static func readHeader(_ header: Data) -> Result<HeaderFields, FormatError> {
-        if let members = FastJSONValue.parse(header)?.objectValue {
-            var fields = HeaderFields()
-            if case .string(let alg)? = members["alg"] { fields.algorithm = alg }
-            if let x5c = members["x5c"] {
-                if case .array(let items) = x5c {
-                    fields.x5c = .some(
-                        items.map { item -> String? in
-                            if case .string(let text) = item { return text }
-                            return nil
-                        })
-                } else {
-                    fields.x5c = .some(nil)
-                }
-            }
-            return .success(fields)
-        }
-        guard let object = (try? JSONSerialization.jsonObject(with: header)) as? [String: Any] else {
+        guard let document = try? JSONDocument.parse(header, options: .foundationCompatible),
+            document.kind(0) == .object
+        else {
             return .failure(FormatError(message: "JWS header is not a JSON object"))
         }
         var fields = HeaderFields()
-        fields.algorithm = object["alg"] as? String
-        if let x5c = object["x5c"] {
-            if let list = x5c as? [Any] {
-                fields.x5c = .some(list.map { $0 as? String })
+        if let alg = document.member("alg", inObject: 0),
+            document.kind(alg) == .string || document.kind(alg) == .escapedString
+        {
+            fields.algorithm = document.string(at: alg)
+        }
+        if let x5c = document.member("x5c", inObject: 0) {
+            if document.kind(x5c) == .array {
+                fields.x5c = .some(
+                    document.items(ofArray: x5c).map { item -> String? in
+                        let kind = document.kind(item)
+                        return kind == .string || kind == .escapedString ? document.string(at: item) : nil
+                    })
             } else {
                 fields.x5c = .some(nil)
             }

@@ -1,0 +1,34 @@
+/// `trimmingCharacters(in: .whitespaces)` without the trip through `NSString`: the same characters
+/// (Foundation's `CharacterSet.whitespaces` on Linux: tab, space, U+00A0, U+1680, U+2000–U+200B, U+202F,
+/// U+205F, U+3000; not newlines) are trimmed from both ends. Pinned against Foundation for every scalar by
+/// `JSONObjectAccessTests`.
+enum TextTrim {
+    /// Whether `scalar` is in `CharacterSet.whitespaces`.
+    static func isWhitespace(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x09, 0x20, 0xA0, 0x1680, 0x2000...0x200B, 0x202F, 0x205F, 0x3000: return true
+        default: return false
+        }
+    }
+
+    /// Whether every character of `text` is an ASCII digit (`allSatisfy { $0.isASCII && $0.isNumber }`
+    /// on the bytes; true for empty text, as that is).
+    static func isASCIIDigits(_ text: String) -> Bool {
+        text.utf8.allSatisfy { $0 &- UInt8(ascii: "0") < 10 }
+    }
+
+    /// `text` without leading and trailing whitespace (tab and Zs).
+    static func whitespaces(_ text: String) -> String {
+        let utf8 = text.utf8
+        guard let first = utf8.first, let last = utf8.last else { return text }
+        // Printable ASCII at both ends (the common case): nothing to trim.
+        if first > 0x20, first < 0x80, last > 0x20, last < 0x80 { return text }
+        let scalars = text.unicodeScalars
+        var start = scalars.startIndex
+        var end = scalars.endIndex
+        while start < end, isWhitespace(scalars[start]) { start = scalars.index(after: start) }
+        while end > start, isWhitespace(scalars[scalars.index(before: end)]) { end = scalars.index(before: end) }
+        if start == scalars.startIndex, end == scalars.endIndex { return text }
+        return String(scalars[start..<end])
+    }
+}
