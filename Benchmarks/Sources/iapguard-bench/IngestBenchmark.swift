@@ -1,3 +1,7 @@
+import CSQLiteBench
+import Foundation
+import IAPGuard
+
 /// Ingest stage: rows/s into the SQLite store (the world's sources, verified), against two floors measured
 /// in the same run:
 ///
