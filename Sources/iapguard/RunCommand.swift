@@ -53,7 +53,7 @@ struct RunCommand: ParsableCommand {
     var healthcheckURL: String?
 
     @Option(name: .long, help: "Records per ingest transaction.")
-    var batchSize: Int = 2000
+    var batchSize: Int = 20_000
 
     func validate() throws {
         guard batchSize > 0 else { throw ValidationError("--batch-size must be at least 1") }

@@ -13,7 +13,10 @@ public struct SourceIngestor {
     /// Mixed into each file's state so a config change (trust, apps) re-reads everything.
     public let configHash: String
 
-    public init(source: Config.Source, verifier: any AppleRecordVerifier, configHash: String, batchSize: Int = 2000) {
+    /// The most line bytes handed to one background parse job (16 MiB).
+    static let maxParseJobBytes = 16 << 20
+
+    public init(source: Config.Source, verifier: any AppleRecordVerifier, configHash: String, batchSize: Int = 20_000) {
         self.source = source
         self.verifier = verifier
         self.configHash = configHash
@@ -97,6 +100,9 @@ public struct SourceIngestor {
             // previous block's records go to `sink` on this thread; the records are added in line order with
             // the same batch boundaries as a one-line-at-a-time loop.
             var pending: [PendingLine] = []
+            // Parse jobs are also cut by size, so big batches of 11 KB notification lines stay bounded in
+            // memory; this does not move the store batch boundaries (those count records in `emit`).
+            var pendingBytes = 0
             var inFlight: ParseJob?
             defer { inFlight?.waitForResults() }
             func emit(_ job: ParseJob) throws {
@@ -109,6 +115,7 @@ public struct SourceIngestor {
                 guard !pending.isEmpty else { return }
                 let job = ParseJob(lines: pending, ingestor: self, fileName: name)
                 pending = []
+                pendingBytes = 0
                 if let previous = inFlight {
                     inFlight = job
                     try emit(previous)
@@ -123,8 +130,9 @@ public struct SourceIngestor {
                 case .text(let number, let bytes):
                     if bytes.allSatisfy({ $0 == 32 || $0 == 9 }) { return }
                     pending.append(.text(number: number, bytes: Array(bytes)))
+                    pendingBytes += bytes.count
                 }
-                if pending.count >= max(1, batchSize) { try drain() }
+                if pending.count >= max(1, batchSize) || pendingBytes >= Self.maxParseJobBytes { try drain() }
             }
             try drain()
             if let last = inFlight {

@@ -42,7 +42,7 @@ public struct Pipeline {
 
         public init(
             since: Int64? = nil, until: Int64? = nil, failOn: Finding.Level? = .high, dryRun: Bool = false,
-            fullRebuild: Bool = false, batchSize: Int = 2000
+            fullRebuild: Bool = false, batchSize: Int = 20_000
         ) {
             self.since = since
             self.until = until

@@ -187,10 +187,7 @@ extension SQLBackedStore {
 
     func writeQuarantine(_ record: QuarantinedRecord, runID: Int64) throws -> WriteCounts {
         let changed = try connection.run(
-            """
-            INSERT INTO quarantine (run_id, source_name, location, reason, raw_excerpt, raw_hash)
-            VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (source_name, location, raw_hash) DO NOTHING
-            """,
+            StoreRecords.insertQuarantineSQL,
             [
                 .integer(runID), .text(record.sourceName), .text(record.location), .text(record.reason),
                 .text(record.rawExcerpt), .text(record.rawHash),
@@ -199,43 +196,50 @@ extension SQLBackedStore {
     }
 
     func writeSighting(_ s: AppleSighting, runID: Int64) throws -> WriteCounts {
-        let columns = StoreRecords.sightingColumns
+        let sightingID = s.sightingID
         let transactionValues = StoreRecords.values(of: s.transaction)
-        let values = StoreRecords.values(of: s, runID: runID)
-        let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
-        let inserted = try connection.run(
-            "INSERT INTO apple_sighting (\(columns.joined(separator: ", "))) VALUES (\(placeholders)) ON CONFLICT (sighting_id) DO NOTHING",
-            values)
+        let values = StoreRecords.values(
+            of: s, sightingID: sightingID, transactionValues: transactionValues, runID: runID)
+        let inserted = try connection.run(StoreRecords.insertSightingSQL, values)
         guard inserted > 0 else { return StoreRecords.one() }
         if s.verification.status == .failed {
             // Quarantined: kept as a sighting, never Apple's truth.
             return StoreRecords.one(inserted: true)
         }
-        try mergeCanonical(s, transactionValues: transactionValues, runID: runID)
+        try mergeCanonical(s, sightingID: sightingID, transactionValues: transactionValues, runID: runID)
         return StoreRecords.one(inserted: true)
     }
 
-    func mergeCanonical(_ s: AppleSighting, transactionValues: [SQLValue], runID: Int64) throws {
-        let columns = StoreRecords.transactionColumns
-        let existing = try connection.query(
-            "SELECT \(columns.joined(separator: ", ")), verification, sighting_count, conflict_count FROM apple_transaction WHERE transaction_id = ?",
-            [.text(s.transaction.transactionID)]
-        ).first
-        let recency = s.transaction.signedDate ?? s.receivedAt ?? 0
-        guard let existing else {
-            let all = columns + StoreRecords.canonicalColumns
-            let placeholders = Array(repeating: "?", count: all.count).joined(separator: ", ")
+    func mergeCanonical(_ s: AppleSighting, sightingID: String, transactionValues: [SQLValue], runID: Int64) throws {
+        guard let existing = try selectCanonical(s.transaction.transactionID) else {
             try connection.run(
-                "INSERT INTO apple_transaction (\(all.joined(separator: ", "))) VALUES (\(placeholders))",
-                transactionValues + StoreRecords.canonicalValues(of: s, runID: runID))
+                StoreRecords.insertCanonicalSQL,
+                transactionValues + StoreRecords.canonicalValues(of: s, sightingID: sightingID, runID: runID))
             return
         }
-        let old = Array(existing[0..<columns.count])
+        try updateCanonical(
+            s, sightingID: sightingID, transactionValues: transactionValues, existing: existing, runID: runID)
+    }
+
+    /// The canonical row of a transaction id: its transaction columns, then `verification`.
+    func selectCanonical(_ transactionID: String) throws -> [SQLValue]? {
+        try connection.query(StoreRecords.selectCanonicalSQL, [.text(transactionID)]).first
+    }
+
+    /// Folds sighting `s` into the existing canonical row `existing` (from ``selectCanonical(_:)``): one more
+    /// sighting, a conflict when identity fields disagree, and — when `s` is a better copy — its fields, each
+    /// change logged.
+    func updateCanonical(
+        _ s: AppleSighting, sightingID: String, transactionValues: [SQLValue], existing: [SQLValue], runID: Int64
+    ) throws {
+        let columns = StoreRecords.transactionColumns
+        let old = existing
         let oldStatus = VerificationOutcome.Status(rawValue: existing[columns.count].textValue ?? "") ?? .unverified
         let oldPrecedence = VerificationOutcome(status: oldStatus).precedence
-        let oldRecency = old[columns.firstIndex(of: "signed_date") ?? 0].integerValue ?? 0
+        let oldRecency = old[StoreRecords.signedDateIndex].integerValue ?? 0
+        let recency = s.transaction.signedDate ?? s.receivedAt ?? 0
         var conflict = false
-        for (index, name) in columns.enumerated() where StoreRecords.identityColumns.contains(name) {
+        for index in StoreRecords.identityIndexes {
             if !old[index].isNull, !transactionValues[index].isNull, old[index] != transactionValues[index] {
                 conflict = true
             }
@@ -251,7 +255,7 @@ extension SQLBackedStore {
                 let newValue = transactionValues[index]
                 // A better copy replaces the fields it carries; it does not erase facts it lacks.
                 guard !newValue.isNull, newValue != old[index] else { continue }
-                assignments.append("\(name) = ?")
+                assignments.append(StoreRecords.transactionAssignments[index])
                 parameters.append(newValue)
                 try logChange(
                     runID: runID, entity: "transaction", key: s.transaction.transactionID, field: name, old: old[index],
@@ -262,7 +266,7 @@ extension SQLBackedStore {
             assignments.append("verification = ?")
             parameters.append(.text(s.verification.status.rawValue))
             assignments.append("best_sighting_id = ?")
-            parameters.append(.text(s.sightingID))
+            parameters.append(.text(sightingID))
         }
         assignments.append("last_run_id = ?")
         parameters.append(.integer(runID))
@@ -275,7 +279,7 @@ extension SQLBackedStore {
         throws
     {
         try connection.run(
-            "INSERT INTO change_log (run_id, entity, entity_key, field, old_value, new_value) VALUES (?, ?, ?, ?, ?, ?)",
+            StoreRecords.insertChangeSQL,
             [.integer(runID), .text(entity), .text(key), .text(field), .of(old.textValue), .of(new.textValue)])
     }
 
@@ -283,92 +287,82 @@ extension SQLBackedStore {
         -> WriteCounts
     {
         try upsertRow(
-            table: "backend_order", entity: "order", columns: StoreRecords.orderColumns,
-            values: StoreRecords.values(of: o),
-            sourceName: sourceName, sourceRef: sourceRef, runID: runID)
+            StoreRecords.orderTable, values: StoreRecords.values(of: o), sourceName: sourceName, sourceRef: sourceRef,
+            runID: runID)
     }
 
     func writeCredit(_ c: Credit, _ sourceName: String, _ sourceRef: String, _ runID: Int64) throws
         -> WriteCounts
     {
         try upsertRow(
-            table: "credit", entity: "credit", columns: StoreRecords.creditColumns, values: StoreRecords.values(of: c),
-            sourceName: sourceName, sourceRef: sourceRef, runID: runID)
+            StoreRecords.creditTable, values: StoreRecords.values(of: c), sourceName: sourceName, sourceRef: sourceRef,
+            runID: runID)
     }
 
     /// Inserts a row keyed by its first column, or updates it (logging each changed field) when its content
     /// hash differs. An identical row changes nothing, not even bookkeeping columns.
     func upsertRow(
-        table: String, entity: String, columns: [String], values: [SQLValue], sourceName: String, sourceRef: String,
-        runID: Int64
+        _ table: StoreRecords.KeyedTable, values: [SQLValue], sourceName: String, sourceRef: String, runID: Int64
     ) throws -> WriteCounts {
         let rowHash = StoreRecords.rowHash(values)
-        let key = values[0]
-        let existing = try connection.query(
-            "SELECT row_hash, \(columns.joined(separator: ", ")) FROM \(table) WHERE \(columns[0]) = ?", [key]
-        ).first
-        guard let existing else {
-            let all = columns + ["source_name", "source_ref", "row_hash", "first_run_id", "last_run_id"]
-            let placeholders = Array(repeating: "?", count: all.count).joined(separator: ", ")
+        guard let existing = try connection.query(table.selectSQL, [values[0]]).first else {
             try connection.run(
-                "INSERT INTO \(table) (\(all.joined(separator: ", "))) VALUES (\(placeholders))",
+                table.insertSQL,
                 values + [.text(sourceName), .text(sourceRef), .text(rowHash), .integer(runID), .integer(runID)])
             return StoreRecords.one(inserted: true)
         }
+        return try updateRow(
+            table, values: values, rowHash: rowHash, existing: existing, sourceName: sourceName, sourceRef: sourceRef,
+            runID: runID)
+    }
+
+    /// Updates the existing row `existing` (`row_hash`, then the table's columns, from the table's select)
+    /// to `values` unless the content hash is the same; each changed field is logged.
+    func updateRow(
+        _ table: StoreRecords.KeyedTable, values: [SQLValue], rowHash: String, existing: [SQLValue],
+        sourceName: String, sourceRef: String, runID: Int64
+    ) throws -> WriteCounts {
         if existing[0].textValue == rowHash { return StoreRecords.one() }
+        let key = values[0]
         var assignments: [String] = []
         var parameters: [SQLValue] = []
-        for (index, name) in columns.enumerated() where index > 0 {
+        for (index, name) in table.columns.enumerated() where index > 0 {
             let old = existing[index + 1]
             let new = values[index]
             guard old != new else { continue }
-            assignments.append("\(name) = ?")
+            assignments.append(table.assignments[index])
             parameters.append(new)
-            try logChange(runID: runID, entity: entity, key: key.description, field: name, old: old, new: new)
+            try logChange(runID: runID, entity: table.entity, key: key.description, field: name, old: old, new: new)
         }
         assignments += ["source_name = ?", "source_ref = ?", "row_hash = ?", "last_run_id = ?"]
         parameters += [.text(sourceName), .text(sourceRef), .text(rowHash), .integer(runID), key]
         try connection.run(
-            "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE \(columns[0]) = ?", parameters)
+            "UPDATE \(table.name) SET \(assignments.joined(separator: ", ")) WHERE \(table.columns[0]) = ?", parameters)
         return StoreRecords.one(updated: true)
     }
 
     func writeNotification(_ n: AppleNotification, runID: Int64) throws -> WriteCounts {
-        let columns = [
-            "notification_uuid", "notification_type", "subtype", "signed_date", "environment", "bundle_id",
-            "app_apple_id", "transaction_id", "original_transaction_id", "product_id", "revocation_date",
-            "revocation_reason", "revocation_percentage", "auto_renew_product_id", "auto_renew_status",
-            "consumption_request_reason", "verification", "verification_reason", "verification_detail", "source_name",
-            "source_ref", "payload_hash", "first_run_id",
-        ]
-        let values: [SQLValue] = [
-            .text(n.notificationUUID), .of(n.notificationType), .of(n.subtype), .of(n.signedDate), .of(n.environment),
-            .of(n.bundleID), .of(n.appAppleID), .of(n.transactionID), .of(n.originalTransactionID), .of(n.productID),
-            .of(n.revocationDate), .of(n.revocationReason), .of(n.revocationPercentage), .of(n.autoRenewProductID),
-            .of(n.autoRenewStatus), .of(n.consumptionRequestReason), .text(n.verification.status.rawValue),
-            .of(n.verification.reason), .of(n.verification.detail), .text(n.sourceName), .text(n.sourceRef),
-            .text(n.payloadHash), .integer(runID),
-        ]
-        let existing = try connection.query(
-            "SELECT verification, payload_hash FROM notification WHERE notification_uuid = ?",
-            [.text(n.notificationUUID)]
-        ).first
+        let values = StoreRecords.values(of: n, runID: runID)
+        let existing = try connection.query(StoreRecords.selectNotificationSQL, [.text(n.notificationUUID)]).first
         if let existing {
-            // Apple re-sends a notification with the same UUID; a verified copy replaces an unverified or
-            // failed one (the failed copy stays visible in the change log), anything else is a duplicate.
-            let oldStatus = VerificationOutcome.Status(rawValue: existing[0].textValue ?? "") ?? .unverified
-            guard n.verification.precedence > VerificationOutcome(status: oldStatus).precedence else {
-                return StoreRecords.one()
-            }
-            try logChange(
-                runID: runID, entity: "notification", key: n.notificationUUID, field: "verification", old: existing[0],
-                new: .text(n.verification.status.rawValue))
-            try connection.run("DELETE FROM notification WHERE notification_uuid = ?", [.text(n.notificationUUID)])
+            guard try replaceNotification(n, existing: existing, runID: runID) else { return StoreRecords.one() }
         }
-        let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
-        try connection.run(
-            "INSERT INTO notification (\(columns.joined(separator: ", "))) VALUES (\(placeholders))", values)
+        try connection.run(StoreRecords.insertNotificationSQL, values)
         return existing == nil ? StoreRecords.one(inserted: true) : StoreRecords.one(updated: true)
+    }
+
+    /// Whether notification `n` replaces the stored copy `existing` (its `verification`, `payload_hash`);
+    /// when it does, the change is logged and the stored copy deleted for `n` to be inserted.
+    func replaceNotification(_ n: AppleNotification, existing: [SQLValue], runID: Int64) throws -> Bool {
+        // Apple re-sends a notification with the same UUID; a verified copy replaces an unverified or
+        // failed one (the failed copy stays visible in the change log), anything else is a duplicate.
+        let oldStatus = VerificationOutcome.Status(rawValue: existing[0].textValue ?? "") ?? .unverified
+        guard n.verification.precedence > VerificationOutcome(status: oldStatus).precedence else { return false }
+        try logChange(
+            runID: runID, entity: "notification", key: n.notificationUUID, field: "verification", old: existing[0],
+            new: .text(n.verification.status.rawValue))
+        try connection.run("DELETE FROM notification WHERE notification_uuid = ?", [.text(n.notificationUUID)])
+        return true
     }
 }
 

@@ -297,6 +297,41 @@ public final class SQLiteStatement {
         }
     }
 
+    /// Resets the statement for another execution, keeping its bindings (the caller rebinds every
+    /// parameter): the hot write path binds fields directly instead of building ``SQLValue`` arrays.
+    func rewind() {
+        sqlite3_reset(handle)
+    }
+
+    /// Binds optional text at a 1-based index (`nil` → NULL).
+    func bind(text value: String?, at index: Int32) throws {
+        let rc: Int32
+        if let value {
+            // As `bind(_:at:)` binds text (NUL-terminated, SQLITE_TRANSIENT), so both paths store the same bytes.
+            rc = sqlite3_bind_text(handle, index, value, -1, unsafeBitCast(-1, to: sqlite3_destructor_type.self))
+        } else {
+            rc = sqlite3_bind_null(handle, index)
+        }
+        if rc != SQLITE_OK { throw SQLiteError(code: rc, message: database.lastErrorMessage(), sql: sql) }
+    }
+
+    /// Binds an optional integer at a 1-based index (`nil` → NULL).
+    func bind(integer value: Int64?, at index: Int32) throws {
+        let rc = value.map { sqlite3_bind_int64(handle, index, $0) } ?? sqlite3_bind_null(handle, index)
+        if rc != SQLITE_OK { throw SQLiteError(code: rc, message: database.lastErrorMessage(), sql: sql) }
+    }
+
+    /// Binds positional values starting at a 1-based index, without resetting the statement.
+    func bind(_ values: [SQLValue], from first: Int32) throws {
+        for (offset, value) in values.enumerated() { try bind(value, at: first + Int32(offset)) }
+    }
+
+    /// Runs a statement that returns no rows; returns the number of rows it changed.
+    func runChanges() throws -> Int {
+        try step()
+        return Int(sqlite3_changes(database.handle))
+    }
+
     private func bind(_ value: SQLValue, at index: Int32) throws {
         let rc: Int32
         switch value {

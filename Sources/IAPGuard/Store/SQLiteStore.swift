@@ -21,6 +21,17 @@ public final class SQLiteStore: SQLBackedStore {
 
     public var connection: any SQLExecutor { database }
 
+    /// The prepared insert statements of the write path (made on first write).
+    private var batchWriter: SQLiteBatchWriter?
+
+    /// Writes a batch in one transaction through ``SQLiteBatchWriter``: insert first, read and compare only
+    /// when the key exists. Same rows, `change_log` entries and counts as ``writeRowByRow(_:runID:)``.
+    public func write(_ batch: IngestBatch, runID: Int64) throws -> WriteCounts {
+        let writer = try batchWriter ?? SQLiteBatchWriter(database: database)
+        batchWriter = writer
+        return try database.transaction { try writer.write(batch, runID: runID, store: self) }
+    }
+
     public var location: String { database.path }
 
     /// Takes the single-instance lock: `flock` on `<store>.lock` beside the file.

@@ -1,5 +1,8 @@
-/// The record shapes the store writes: column lists in schema order, a record's values in that order, and
-/// the counts one written record adds. Shared by every ``SQLBackedStore``.
+import Crypto
+
+/// The record shapes the store writes: column lists in schema order, a record's values in that order, the
+/// statements (built once, not per row), and the counts one written record adds. Shared by every
+/// ``SQLBackedStore``.
 enum StoreRecords {
     /// The counts one written record adds (a quarantined record counts as an error).
     static func one(inserted: Bool = false, updated: Bool = false, error: Bool = false) -> WriteCounts {
@@ -74,14 +77,22 @@ enum StoreRecords {
             "verification_detail", "anomalies", "first_run_id",
         ]
 
-    static func values(of s: AppleSighting, runID: Int64) -> [SQLValue] {
-        values(of: s.transaction) + [
-            .text(s.sightingID), .text(s.sourceKind.rawValue), .text(s.sourceName), .text(s.sourceRef),
+    /// A sighting's values in ``sightingColumns`` order; `sightingID` is `s.sightingID` (a SHA-256, computed
+    /// once per write by the caller) and `transactionValues` is `values(of: s.transaction)`.
+    static func values(of s: AppleSighting, sightingID: String, transactionValues: [SQLValue], runID: Int64)
+        -> [SQLValue]
+    {
+        transactionValues + [
+            .text(sightingID), .text(s.sourceKind.rawValue), .text(s.sourceName), .text(s.sourceRef),
             .text(s.payloadHash), .of(s.receiptKey), .of(s.receiptStatus), .of(s.submittedByUserID),
             .of(s.submittedOrderID), .of(s.receivedAt), .text(s.verification.status.rawValue),
-            .of(s.verification.reason), .of(s.verification.detail),
-            .of(s.anomalies.isEmpty ? nil : s.anomalies.joined(separator: ",")), .integer(runID),
+            .of(s.verification.reason), .of(s.verification.detail), .of(anomalies(of: s)), .integer(runID),
         ]
+    }
+
+    /// The `anomalies` column: comma-separated, NULL when there are none.
+    static func anomalies(of s: AppleSighting) -> String? {
+        s.anomalies.isEmpty ? nil : s.anomalies.joined(separator: ",")
     }
 
     /// The bookkeeping columns of a new canonical `apple_transaction` row, after the transaction columns.
@@ -90,16 +101,122 @@ enum StoreRecords {
         "last_run_id",
     ]
 
-    /// The bookkeeping values of a canonical row first made from sighting `s`.
-    static func canonicalValues(of s: AppleSighting, runID: Int64) -> [SQLValue] {
+    /// The bookkeeping values of a canonical row first made from sighting `s` (whose id is `sightingID`).
+    static func canonicalValues(of s: AppleSighting, sightingID: String, runID: Int64) -> [SQLValue] {
         [
-            .text(s.sourceKind.rawValue), .text(s.verification.status.rawValue), .text(s.sightingID), .integer(1),
+            .text(s.sourceKind.rawValue), .text(s.verification.status.rawValue), .text(sightingID), .integer(1),
             .integer(0), .integer(runID), .integer(runID),
         ]
     }
 
-    /// The content hash of a backend row (orders, credits): decides "unchanged" on re-ingest.
+    /// The content hash of a backend row (orders, credits): decides "unchanged" on re-ingest. SHA-256 (hex)
+    /// of the values' text joined by U+001F, NULL as U+0000 — built in one byte buffer.
     static func rowHash(_ values: [SQLValue]) -> String {
-        Hashing.sha256Hex(values.map { $0.isNull ? "\u{0}" : $0.description }.joined(separator: "\u{1F}"))
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(256)
+        for (index, value) in values.enumerated() {
+            if index > 0 { bytes.append(0x1F) }
+            switch value {
+            case .null: bytes.append(0)
+            case .text(let text): bytes.append(contentsOf: text.utf8)
+            case .integer(let number): bytes.append(contentsOf: String(number).utf8)
+            case .real(let number): bytes.append(contentsOf: String(number).utf8)
+            }
+        }
+        return hex(SHA256.hash(data: bytes))
     }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    /// A digest as lower-case hex.
+    static func hex(_ digest: SHA256.Digest) -> String {
+        var text: [UInt8] = []
+        text.reserveCapacity(SHA256.Digest.byteCount * 2)
+        for byte in digest {
+            text.append(hexDigits[Int(byte >> 4)])
+            text.append(hexDigits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    // MARK: Statements (built once)
+
+    /// A backend table keyed by its first column (orders, credits): its statements, built once.
+    struct KeyedTable: Sendable {
+        let name: String
+        let entity: String
+        let columns: [String]
+        /// `name = ?` for each column.
+        let assignments: [String]
+        /// `row_hash` and the columns, by key.
+        let selectSQL: String
+        /// The columns, then `source_name, source_ref, row_hash, first_run_id, last_run_id`.
+        let insertSQL: String
+        /// The same insert, doing nothing when the key exists.
+        let insertIfNewSQL: String
+
+        init(name: String, entity: String, columns: [String]) {
+            self.name = name
+            self.entity = entity
+            self.columns = columns
+            assignments = columns.map { "\($0) = ?" }
+            selectSQL = "SELECT row_hash, \(columns.joined(separator: ", ")) FROM \(name) WHERE \(columns[0]) = ?"
+            let all = columns + ["source_name", "source_ref", "row_hash", "first_run_id", "last_run_id"]
+            insertSQL = StoreRecords.insertSQL(name, all)
+            insertIfNewSQL = insertSQL + " ON CONFLICT (\(columns[0])) DO NOTHING"
+        }
+    }
+
+    static let orderTable = KeyedTable(name: "backend_order", entity: "order", columns: orderColumns)
+    static let creditTable = KeyedTable(name: "credit", entity: "credit", columns: creditColumns)
+
+    /// `INSERT INTO table (columns) VALUES (?, …)`.
+    static func insertSQL(_ table: String, _ columns: [String]) -> String {
+        let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
+        return "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(placeholders))"
+    }
+
+    static let insertSightingSQL =
+        insertSQL("apple_sighting", sightingColumns) + " ON CONFLICT (sighting_id) DO NOTHING"
+    static let insertCanonicalSQL = insertSQL("apple_transaction", transactionColumns + canonicalColumns)
+    static let insertCanonicalIfNewSQL = insertCanonicalSQL + " ON CONFLICT (transaction_id) DO NOTHING"
+    /// The canonical row's transaction columns, then `verification`.
+    static let selectCanonicalSQL =
+        "SELECT \(transactionColumns.joined(separator: ", ")), verification FROM apple_transaction WHERE transaction_id = ?"
+    /// `name = ?` for each transaction column.
+    static let transactionAssignments = transactionColumns.map { "\($0) = ?" }
+    static let signedDateIndex = transactionColumns.firstIndex(of: "signed_date") ?? 0
+    static let identityIndexes = transactionColumns.indices.filter { identityColumns.contains(transactionColumns[$0]) }
+    static let insertChangeSQL =
+        "INSERT INTO change_log (run_id, entity, entity_key, field, old_value, new_value) VALUES (?, ?, ?, ?, ?, ?)"
+    static let insertQuarantineSQL = """
+        INSERT INTO quarantine (run_id, source_name, location, reason, raw_excerpt, raw_hash)
+        VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (source_name, location, raw_hash) DO NOTHING
+        """
+
+    // MARK: Notifications
+
+    static let notificationColumns = [
+        "notification_uuid", "notification_type", "subtype", "signed_date", "environment", "bundle_id",
+        "app_apple_id", "transaction_id", "original_transaction_id", "product_id", "revocation_date",
+        "revocation_reason", "revocation_percentage", "auto_renew_product_id", "auto_renew_status",
+        "consumption_request_reason", "verification", "verification_reason", "verification_detail", "source_name",
+        "source_ref", "payload_hash", "first_run_id",
+    ]
+
+    static func values(of n: AppleNotification, runID: Int64) -> [SQLValue] {
+        [
+            .text(n.notificationUUID), .of(n.notificationType), .of(n.subtype), .of(n.signedDate), .of(n.environment),
+            .of(n.bundleID), .of(n.appAppleID), .of(n.transactionID), .of(n.originalTransactionID), .of(n.productID),
+            .of(n.revocationDate), .of(n.revocationReason), .of(n.revocationPercentage), .of(n.autoRenewProductID),
+            .of(n.autoRenewStatus), .of(n.consumptionRequestReason), .text(n.verification.status.rawValue),
+            .of(n.verification.reason), .of(n.verification.detail), .text(n.sourceName), .text(n.sourceRef),
+            .text(n.payloadHash), .integer(runID),
+        ]
+    }
+
+    static let insertNotificationSQL = insertSQL("notification", notificationColumns)
+    static let insertNotificationIfNewSQL = insertNotificationSQL + " ON CONFLICT (notification_uuid) DO NOTHING"
+    /// A stored notification's `verification` and `payload_hash`.
+    static let selectNotificationSQL = "SELECT verification, payload_hash FROM notification WHERE notification_uuid = ?"
 }

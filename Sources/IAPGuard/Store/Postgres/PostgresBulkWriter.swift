@@ -21,12 +21,12 @@ struct PostgresBulkWriter {
         counts =
             counts
             + (try writeKeyed(
-                table: "backend_order", entity: "order", columns: StoreRecords.orderColumns,
+                StoreRecords.orderTable,
                 rows: batch.orders.map { (StoreRecords.values(of: $0.order), $0.sourceName, $0.sourceRef) }))
         counts =
             counts
             + (try writeKeyed(
-                table: "credit", entity: "credit", columns: StoreRecords.creditColumns,
+                StoreRecords.creditTable,
                 rows: batch.credits.map { (StoreRecords.values(of: $0.credit), $0.sourceName, $0.sourceRef) }))
         for notification in batch.notifications {
             counts = counts + (try store.writeNotification(notification, runID: runID))
@@ -38,12 +38,12 @@ struct PostgresBulkWriter {
     // MARK: Orders and credits
 
     private func writeKeyed(
-        table: String, entity: String, columns: [String],
+        _ table: StoreRecords.KeyedTable,
         rows: [(values: [SQLValue], sourceName: String, sourceRef: String)]
     ) throws -> WriteCounts {
         guard !rows.isEmpty else { return WriteCounts() }
         let keys = rows.map { $0.values[0].textValue ?? "" }
-        let existing = try existingKeys(table: table, column: columns[0], keys: keys)
+        let existing = try existingKeys(table: table.name, column: table.columns[0], keys: keys)
         var seen = Set<String>()
         var fresh: [[SQLValue]] = []
         var rest: [Int] = []
@@ -62,8 +62,8 @@ struct PostgresBulkWriter {
         var counts = WriteCounts()
         if !fresh.isEmpty {
             try copy(
-                table: table,
-                columns: columns + ["source_name", "source_ref", "row_hash", "first_run_id", "last_run_id"],
+                table: table.name,
+                columns: table.columns + ["source_name", "source_ref", "row_hash", "first_run_id", "last_run_id"],
                 rows: fresh)
             counts.records += fresh.count
             counts.inserted += fresh.count
@@ -73,8 +73,7 @@ struct PostgresBulkWriter {
             counts =
                 counts
                 + (try store.upsertRow(
-                    table: table, entity: entity, columns: columns, values: row.values, sourceName: row.sourceName,
-                    sourceRef: row.sourceRef, runID: runID))
+                    table, values: row.values, sourceName: row.sourceName, sourceRef: row.sourceRef, runID: runID))
         }
         return counts
     }
@@ -83,14 +82,15 @@ struct PostgresBulkWriter {
 
     private func writeSightings(_ sightings: [AppleSighting]) throws -> WriteCounts {
         guard !sightings.isEmpty else { return WriteCounts() }
-        let existingSightings = try existingKeys(
-            table: "apple_sighting", column: "sighting_id", keys: sightings.map(\.sightingID))
+        // A sighting id is a SHA-256 over the whole transaction: computed once per sighting.
+        let ids = sightings.map(\.sightingID)
+        let existingSightings = try existingKeys(table: "apple_sighting", column: "sighting_id", keys: ids)
         var seen = Set<String>()
-        var fresh: [AppleSighting] = []
+        var fresh: [(sighting: AppleSighting, id: String)] = []
         var counts = WriteCounts()
-        for sighting in sightings {
-            if !existingSightings.contains(sighting.sightingID), seen.insert(sighting.sightingID).inserted {
-                fresh.append(sighting)
+        for (sighting, id) in zip(sightings, ids) {
+            if !existingSightings.contains(id), seen.insert(id).inserted {
+                fresh.append((sighting, id))
                 counts = counts + StoreRecords.one(inserted: true)
             } else {
                 counts = counts + StoreRecords.one()
@@ -99,24 +99,31 @@ struct PostgresBulkWriter {
         guard !fresh.isEmpty else { return counts }
         try copy(
             table: "apple_sighting", columns: StoreRecords.sightingColumns,
-            rows: fresh.map { StoreRecords.values(of: $0, runID: runID) })
+            rows: fresh.map {
+                StoreRecords.values(
+                    of: $0.sighting, sightingID: $0.id,
+                    transactionValues: StoreRecords.values(of: $0.sighting.transaction),
+                    runID: runID)
+            })
 
         // Canonical rows: failed sightings never count.
-        let canonical = fresh.filter { $0.verification.status != .failed }
+        let canonical = fresh.filter { $0.sighting.verification.status != .failed }
         let existingTransactions = try existingKeys(
-            table: "apple_transaction", column: "transaction_id", keys: canonical.map(\.transaction.transactionID))
+            table: "apple_transaction", column: "transaction_id",
+            keys: canonical.map(\.sighting.transaction.transactionID))
         var perTransaction: [String: Int] = [:]
-        for sighting in canonical { perTransaction[sighting.transaction.transactionID, default: 0] += 1 }
+        for entry in canonical { perTransaction[entry.sighting.transaction.transactionID, default: 0] += 1 }
         var direct: [[SQLValue]] = []
-        for sighting in canonical {
+        for (sighting, sightingID) in canonical {
             let id = sighting.transaction.transactionID
+            let transactionValues = StoreRecords.values(of: sighting.transaction)
             if !existingTransactions.contains(id), perTransaction[id] == 1 {
                 direct.append(
-                    StoreRecords.values(of: sighting.transaction)
-                        + StoreRecords.canonicalValues(of: sighting, runID: runID))
+                    transactionValues
+                        + StoreRecords.canonicalValues(of: sighting, sightingID: sightingID, runID: runID))
             } else {
                 try store.mergeCanonical(
-                    sighting, transactionValues: StoreRecords.values(of: sighting.transaction), runID: runID)
+                    sighting, sightingID: sightingID, transactionValues: transactionValues, runID: runID)
             }
         }
         if !direct.isEmpty {
