@@ -30,12 +30,22 @@ extension Pipeline {
             var result = RuleRunResult()
             let engine = RuleEngine(
                 store: store, referenceCurrency: config.referenceCurrency, paramOverrides: config.ruleParams)
+            let planner = IncrementalPlanner(
+                store: store, referenceCurrency: config.referenceCurrency, paramOverrides: config.ruleParams)
             let rulesSeconds = try Self.measure {
+                let plan = try planner.plan(
+                    rules: rules, runID: runID, now: window.until,
+                    forceFull: options.fullRebuild
+                        ? "--full-rebuild" : (summary.rewoundRunIDs.isEmpty ? nil : "window re-evaluated"))
+                engine.scopes = plan.scopes
+                record(plan, into: &summary)
                 result = try evaluate(rules, engine: engine, runID: runID, window: window)
+                try planner.record(result, rules: rules, runID: runID, now: window.until)
                 try rewind.remember(findingIDs: result.findings.map(\.findingID), runID: runID)
                 try engine.persist(result, runID: runID)
             }
             summary.stageSeconds["rules"] = rulesSeconds
+            for stats in result.stats { summary.ruleModes[stats.ruleID] = stats.mode ?? "full" }
             record(result, rules: rules, failOn: options.failOn, into: &summary)
             CrashPoint.shared.reached("rules")
             if writesReports {
@@ -67,6 +77,23 @@ extension Pipeline {
         }
         for warning in result.warnings { logger.warning("rule warning", metadata: ["warning": "\(warning)"]) }
         return result
+    }
+
+    /// Puts the incremental plan into the summary and the log.
+    func record(_ plan: IncrementalPlanner.Plan, into summary: inout RunSummary) {
+        summary.stageSeconds["scope"] = plan.seconds
+        summary.scopeKeys = Dictionary(uniqueKeysWithValues: plan.sharedScope.map { ($0.key.rawValue, $0.value) })
+        let incremental = plan.modes.values.filter(\.isIncremental).count
+        logger.info(
+            "rule evaluation planned",
+            metadata: [
+                "incremental_rules": "\(incremental)", "full_rules": "\(plan.modes.count - incremental)",
+                "scope_keys": "\(plan.sharedScope.values.reduce(0, +))",
+                "scope_seconds": "\(String(format: "%.3f", plan.seconds))",
+            ])
+        for (ruleID, mode) in plan.modes.sorted(by: { $0.key < $1.key }) {
+            logger.debug("rule mode", metadata: ["rule": "\(ruleID)", "mode": "\(mode)"])
+        }
     }
 
     /// Puts the rule stage's counts into the summary.

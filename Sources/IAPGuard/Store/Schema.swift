@@ -18,6 +18,7 @@ public enum Schema {
         Migration(version: 1, name: "core tables and views", sql: v1),
         FindingsSchema.migration,
         Migration(version: 3, name: "credit consumption", sql: v3),
+        IncrementalSchema.migration,
     ]
 
     /// The newest schema version.
