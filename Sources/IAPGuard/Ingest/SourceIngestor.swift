@@ -45,14 +45,23 @@ public struct SourceIngestor {
         }
         for file in try files() {
             if shouldStop() { break }
-            let state = try fileState(of: file)
-            if skipUnchanged, source.format != .sqlite,
-                let previous = try store.fileState(sourceName: source.name, path: file.path), previous == state
-            {
+            let previous =
+                skipUnchanged && source.format != .sqlite
+                ? try store.fileState(sourceName: source.name, path: file.path) : nil
+            let (state, prefix) = try fileState(of: file, prefixSize: previous?.size)
+            if let previous, previous == state {
                 skipped.filesSkipped += 1
                 continue
             }
-            try ingestFile(file, sink: sink)
+            // A JSON Lines file that only grew (its old content, ending at a line break, is unchanged): read
+            // only the appended lines.
+            if let previous, let prefix, source.format == .jsonl, previous.size > 0, state.size > previous.size,
+                prefix.endsAtLineBreak, prefix.hash + ":" + configHash == previous.contentHash
+            {
+                try ingestFile(file, sink: sink, from: UInt64(previous.size), firstLine: prefix.lines + 1)
+            } else {
+                try ingestFile(file, sink: sink)
+            }
             try store.setFileState(state, sourceName: source.name, runID: runID)
             try fileDone(file)
         }
@@ -60,18 +69,49 @@ public struct SourceIngestor {
     }
 
     func fileState(of file: URL) throws -> FileState {
+        try fileState(of: file, prefixSize: nil).state
+    }
+
+    /// What the first `size` bytes of a file were: their hash, their line count, whether they end a line.
+    struct Prefix {
+        var hash: String
+        var lines: Int
+        var endsAtLineBreak: Bool
+    }
+
+    /// The file's state and, when `prefixSize` is given and the file is at least that long, its prefix.
+    func fileState(of file: URL, prefixSize: Int64?) throws -> (state: FileState, prefix: Prefix?) {
         let handle = try FileHandle(forReadingFrom: file)
         defer { try? handle.close() }
         var hasher = IncrementalSHA256()
         var size: Int64 = 0
+        var prefix: Prefix?
+        var lines = 0
+        var lastByte: UInt8 = 0
         while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
-            hasher.update(chunk)
+            if let prefixSize, prefix == nil, size + Int64(chunk.count) >= prefixSize {
+                let head = chunk.prefix(Int(prefixSize - size))
+                hasher.update(head)
+                lines += head.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
+                if let last = head.last { lastByte = last }
+                prefix = Prefix(
+                    hash: hasher.finalizeHex(), lines: lines, endsAtLineBreak: lastByte == UInt8(ascii: "\n"))
+                hasher.update(chunk.dropFirst(head.count))
+            } else {
+                hasher.update(chunk)
+                if prefixSize != nil, prefix == nil {
+                    lines += chunk.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
+                    if let last = chunk.last { lastByte = last }
+                }
+            }
             size += Int64(chunk.count)
         }
-        return FileState(path: file.path, size: size, contentHash: hasher.finalizeHex() + ":" + configHash)
+        return (FileState(path: file.path, size: size, contentHash: hasher.finalizeHex() + ":" + configHash), prefix)
     }
 
-    func ingestFile(_ file: URL, sink: (IngestBatch) throws -> Void) throws {
+    func ingestFile(
+        _ file: URL, sink: (IngestBatch) throws -> Void, from offset: UInt64 = 0, firstLine: Int = 1
+    ) throws {
         var batch = IngestBatch()
         let name = file.lastPathComponent
         func flush() throws {
@@ -116,7 +156,10 @@ public struct SourceIngestor {
                     inFlight = job
                 }
             }
-            try LineReader(url: file).forEachLine { line in
+            var reader = LineReader(url: file)
+            reader.startOffset = offset
+            reader.firstLineNumber = firstLine
+            try reader.forEachLine { line in
                 switch line {
                 case .oversize(let number, let length, let head):
                     pending.append(.oversize(number: number, length: length, head: head))
