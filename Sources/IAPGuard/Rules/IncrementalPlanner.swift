@@ -180,7 +180,8 @@ public struct IncrementalPlanner {
                 } else if let fixed = incremental.kind {
                     kind = fixed
                 } else {
-                    throw RuleEngineError(message: "time query has no kind column (the rule's kind comes from a column)")
+                    throw RuleEngineError(
+                        message: "time query has no kind column (the rule's kind comes from a column)")
                 }
                 keys.append((kind, key))
             }
@@ -193,8 +194,10 @@ public struct IncrementalPlanner {
         var parts: [String] = [
             rule.id, rule.title, rule.version, rule.status.rawValue, rule.level.rawValue, rule.query,
             rule.entityKey.joined(separator: ","), rule.evidenceColumns.joined(separator: ","),
-            rule.incremental.map { [$0.template, $0.keyColumn, $0.kind?.rawValue ?? "", $0.kindColumn ?? ""] + $0.timeQueries }?
-                .joined(separator: "\u{1E}") ?? "",
+            rule.incremental.map {
+                [$0.template, $0.keyColumn, $0.kind?.rawValue ?? "", $0.kindColumn ?? ""] + $0.timeQueries
+            }?
+            .joined(separator: "\u{1E}") ?? "",
             referenceCurrency, reference,
         ]
         parts += rule.evidenceQueries.map { "\($0.kind)\u{1F}\($0.limit)\u{1F}\($0.sql)" }

@@ -40,9 +40,10 @@ public struct RuleIncremental: Sendable, Hashable {
     /// scope plus the rule's own time keys).
     public func scopedQuery(ruleID: String) -> String {
         let rule = "'" + ruleID.replacingOccurrences(of: "'", with: "''") + "'"
-        return (try? Self.expand(template) { kind, expression in
-            "(\(expression)) IN (SELECT scope_key FROM incremental_scope WHERE kind = '\(kind.rawValue)' AND rule_id IN ('', \(rule)))"
-        }) ?? template
+        return
+            (try? Self.expand(template) { kind, expression in
+                "(\(expression)) IN (SELECT scope_key FROM incremental_scope WHERE kind = '\(kind.rawValue)' AND rule_id IN ('', \(rule)))"
+            }) ?? template
     }
 
     /// The template with every macro expanded to `1 = 1` (the full query).
@@ -67,8 +68,7 @@ public struct RuleIncremental: Sendable, Hashable {
     }
 
     /// Replaces each `{{scope KIND: expression}}` by `replacement(kind, expression)`.
-    static func expand(_ template: String, _ replacement: (ScopeKind, String) -> String) throws(MacroError) -> String
-    {
+    static func expand(_ template: String, _ replacement: (ScopeKind, String) -> String) throws(MacroError) -> String {
         var output = ""
         var rest = Substring(template)
         while let open = rest.range(of: "{{") {

@@ -136,11 +136,13 @@ public struct RuleParser: Sendable {
             }
         }
         guard let key, entityKey.contains(key) else {
-            throw fail(node, "incremental.key must name one of the entity_key columns (\(entityKey.joined(separator: ", ")))")
+            throw fail(
+                node, "incremental.key must name one of the entity_key columns (\(entityKey.joined(separator: ", ")))")
         }
         switch (kind, kindColumn) {
         case (.some, .some), (.none, .none):
-            throw fail(node, "incremental needs exactly one of kind (a scope kind) or kind_column (an entity_key column)")
+            throw fail(
+                node, "incremental needs exactly one of kind (a scope kind) or kind_column (an entity_key column)")
         case (.none, .some(let column)) where !entityKey.contains(column) || column == key:
             throw fail(node, "incremental.kind_column must name another entity_key column")
         default: break

@@ -19,8 +19,10 @@ extension RuleTester {
         if let error = evaluation.stats.error { return ["incremental: rule query failed: \(error)"] }
         var failures = check(test, evaluation.items).map { "incremental: " + $0 }
         func described(_ items: [RuleEngine.Item]) -> [String] {
-            items.map { "\($0.finding.findingID) \($0.finding.level.rawValue) \($0.finding.outcome.rawValue) \($0.finding.summary)" }
-                .sorted()
+            items.map {
+                "\($0.finding.findingID) \($0.finding.level.rawValue) \($0.finding.outcome.rawValue) \($0.finding.summary)"
+            }
+            .sorted()
         }
         if described(evaluation.items) != described(full.items) {
             failures.append("incremental: the scoped evaluation's findings differ from the full evaluation's")

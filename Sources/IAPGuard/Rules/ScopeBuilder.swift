@@ -52,7 +52,9 @@ public struct ScopeBuilder {
         for row in try database.query(
             "SELECT kind, COUNT(*) FROM incremental_scope WHERE rule_id = '' GROUP BY kind", [])
         {
-            if let kind = row[0].textValue.flatMap(ScopeKind.init(rawValue:)) { out[kind] = Int(row[1].integerValue ?? 0) }
+            if let kind = row[0].textValue.flatMap(ScopeKind.init(rawValue:)) {
+                out[kind] = Int(row[1].integerValue ?? 0)
+            }
         }
         return out
     }

@@ -75,7 +75,9 @@ import Testing
     static func reportCSVs(_ folder: URL) throws -> [String: Data] {
         let reports = folder.appendingPathComponent("reports")
         var out: [String: Data] = [:]
-        guard let walker = FileManager.default.enumerator(at: reports, includingPropertiesForKeys: nil) else { return out }
+        guard let walker = FileManager.default.enumerator(at: reports, includingPropertiesForKeys: nil) else {
+            return out
+        }
         for case let url as URL in walker where url.pathExtension == "csv" {
             let relative = String(url.path.dropFirst(reports.path.count))
             out[relative] = try Data(contentsOf: url)
@@ -92,7 +94,8 @@ import Testing
         let world = scratch.appendingPathComponent("world")
         let end = WorldGenerator.defaultEnd
         _ = try WorldGenerator(
-            options: .init(seed: 11, users: 160, days: 12, end: end, rulesPath: root.appendingPathComponent("rules").path)
+            options: .init(
+                seed: 11, users: 160, days: 12, end: end, rulesPath: root.appendingPathComponent("rules").path)
         ).write(to: world)
         let data = world.appendingPathComponent("data")
         var all: [String: [String]] = [:]
@@ -102,13 +105,17 @@ import Testing
         let full = try Self.makeFolder(world: world, at: scratch.appendingPathComponent("full"))
         // Base: 70 % of every file; then four days of 7.5 % each; then two runs with no new data.
         let cuts = [0.70, 0.775, 0.85, 0.925, 1.0, 1.0, 1.0]
-        let untils = [end - 3 * Self.day, end - 2 * Self.day, end - Self.day, end, end + Self.day / 2, end + 2 * Self.day, end + 5 * Self.day]
+        let untils = [
+            end - 3 * Self.day, end - 2 * Self.day, end - Self.day, end, end + Self.day / 2, end + 2 * Self.day,
+            end + 5 * Self.day,
+        ]
         var fed: [String: Int] = [:]
         var incrementalRules = 0
         for (step, cut) in cuts.enumerated() {
             for name in Self.sources + ["credits.jsonl"] {
                 let lines = all[name] ?? []
-                let upTo = name == "orders.csv" ? max(1, Int(Double(lines.count) * cut)) : Int(Double(lines.count) * cut)
+                let upTo =
+                    name == "orders.csv" ? max(1, Int(Double(lines.count) * cut)) : Int(Double(lines.count) * cut)
                 let from = fed[name] ?? 0
                 guard upTo > from else { continue }
                 let slice = lines[from..<upTo]
@@ -154,7 +161,8 @@ import Testing
         let historySQL =
             "SELECT run_id, finding_id, level, status, outcome, summary, evidence_json FROM finding_run ORDER BY run_id, finding_id"
         #expect(try Self.dump(incremental.storePath, historySQL) == Self.dump(full.storePath, historySQL))
-        let countsSQL = "SELECT run_id, rule_id, hits, inconclusive, suppressed, resolved FROM rule_run ORDER BY run_id, rule_id"
+        let countsSQL =
+            "SELECT run_id, rule_id, hits, inconclusive, suppressed, resolved FROM rule_run ORDER BY run_id, rule_id"
         #expect(try Self.dump(incremental.storePath, countsSQL) == Self.dump(full.storePath, countsSQL))
         let incrementalCSVs = try Self.reportCSVs(incremental.directory)
         let fullCSVs = try Self.reportCSVs(full.directory)

@@ -34,12 +34,20 @@ import Testing
         let store = try Self.store([
             (
                 "notifications",
-                [["notification_uuid": .text("n"), "notification_type": .text("REFUND"), "transaction_id": .text("T1"),
-                  "revocation_date": .integer(refund), "verification": .text("verified")]]
+                [
+                    [
+                        "notification_uuid": .text("n"), "notification_type": .text("REFUND"),
+                        "transaction_id": .text("T1"),
+                        "revocation_date": .integer(refund), "verification": .text("verified"),
+                    ]
+                ]
             )
         ])
         // grace_hours defaults to 72: the outcome can change when :now passes refund + 72 h.
-        #expect(try Self.keys(rule, store, from: refund + 71 * Self.hour, to: refund + 73 * Self.hour) == ["transaction_id:T1"])
+        #expect(
+            try Self.keys(rule, store, from: refund + 71 * Self.hour, to: refund + 73 * Self.hour) == [
+                "transaction_id:T1"
+            ])
         #expect(try Self.keys(rule, store, from: refund + 73 * Self.hour, to: refund + 90 * Self.hour).isEmpty)
         #expect(try Self.keys(rule, store, from: refund - Self.hour, to: refund + Self.hour) == ["transaction_id:T1"])
     }
@@ -49,8 +57,12 @@ import Testing
         let store = try Self.store([
             (
                 "credits",
-                [["credit_id": .text("c"), "transaction_id": .text("T1"), "user_id": .text("u"),
-                  "reversed_at": .integer(500 * Self.hour)]]
+                [
+                    [
+                        "credit_id": .text("c"), "transaction_id": .text("T1"), "user_id": .text("u"),
+                        "reversed_at": .integer(500 * Self.hour),
+                    ]
+                ]
             )
         ])
         #expect(try Self.keys(rule, store, from: 400 * Self.hour, to: 600 * Self.hour) == ["transaction_id:T1"])
@@ -63,13 +75,21 @@ import Testing
         let store = try Self.store([
             (
                 "transactions",
-                [["transaction_id": .text("T1"), "revocation_date": .integer(refund), "verification": .text("verified")]]
+                [
+                    [
+                        "transaction_id": .text("T1"), "revocation_date": .integer(refund),
+                        "verification": .text("verified"),
+                    ]
+                ]
             ),
             ("credits", [["credit_id": .text("c"), "transaction_id": .text("T1"), "user_id": .text("u-1")]]),
             ("orders", [["order_id": .text("o"), "transaction_id": .text("T1"), "user_id": .text("u-2")]]),
         ])
         let expiry = refund + 90 * 24 * Self.hour
-        #expect(try Self.keys(rule, store, from: expiry - Self.hour, to: expiry + Self.hour) == ["user_id:u-1", "user_id:u-2"])
+        #expect(
+            try Self.keys(rule, store, from: expiry - Self.hour, to: expiry + Self.hour) == [
+                "user_id:u-1", "user_id:u-2",
+            ])
         #expect(try Self.keys(rule, store, from: refund + Self.hour, to: refund + 2 * Self.hour).isEmpty)
     }
 
@@ -85,24 +105,40 @@ import Testing
         let rule = try Self.rule("IAP-001")
         let store = try Self.store([])
         let planner = Self.planner(store)
-        #expect(try planner.plan(rules: [rule], runID: 1, now: 1000, forceFull: nil).modes["IAP-001"] == .full(reason: "no earlier evaluation"))
+        #expect(
+            try planner.plan(rules: [rule], runID: 1, now: 1000, forceFull: nil).modes["IAP-001"]
+                == .full(reason: "no earlier evaluation"))
         var stats = RuleRunResult.RuleStats(ruleID: rule.id, ruleVersion: rule.version, ruleStatus: rule.status)
         try planner.record(RuleRunResult(stats: [stats]), rules: [rule], runID: 1, now: 1000)
-        #expect(try planner.plan(rules: [rule], runID: 2, now: 2000, forceFull: nil).modes["IAP-001"]?.isIncremental == true)
-        #expect(try planner.plan(rules: [rule], runID: 2, now: 500, forceFull: nil).modes["IAP-001"]?.isIncremental == false)
-        #expect(try planner.plan(rules: [rule], runID: 2, now: 2000, forceFull: "--full-rebuild").modes["IAP-001"] == .full(reason: "--full-rebuild"))
+        #expect(
+            try planner.plan(rules: [rule], runID: 2, now: 2000, forceFull: nil).modes["IAP-001"]?.isIncremental == true
+        )
+        #expect(
+            try planner.plan(rules: [rule], runID: 2, now: 500, forceFull: nil).modes["IAP-001"]?.isIncremental == false
+        )
+        #expect(
+            try planner.plan(rules: [rule], runID: 2, now: 2000, forceFull: "--full-rebuild").modes["IAP-001"]
+                == .full(reason: "--full-rebuild"))
         var changed = rule
         changed.query += " "
-        #expect(try planner.plan(rules: [changed], runID: 2, now: 2000, forceFull: nil).modes["IAP-001"]?.isIncremental == false)
-        let overridden = IncrementalPlanner(store: store, referenceCurrency: "USD", paramOverrides: ["IAP-001": ["min_credits": .integer(3)]])
-        #expect(try overridden.plan(rules: [rule], runID: 2, now: 2000, forceFull: nil).modes["IAP-001"]?.isIncremental == false)
+        #expect(
+            try planner.plan(rules: [changed], runID: 2, now: 2000, forceFull: nil).modes["IAP-001"]?.isIncremental
+                == false)
+        let overridden = IncrementalPlanner(
+            store: store, referenceCurrency: "USD", paramOverrides: ["IAP-001": ["min_credits": .integer(3)]])
+        #expect(
+            try overridden.plan(rules: [rule], runID: 2, now: 2000, forceFull: nil).modes["IAP-001"]?.isIncremental
+                == false)
         stats.pricedAtNow = 1
         try planner.record(RuleRunResult(stats: [stats]), rules: [rule], runID: 2, now: 2000)
-        #expect(try planner.plan(rules: [rule], runID: 3, now: 3000, forceFull: nil).modes["IAP-001"]?.isIncremental == false)
+        #expect(
+            try planner.plan(rules: [rule], runID: 3, now: 3000, forceFull: nil).modes["IAP-001"]?.isIncremental
+                == false)
     }
 
     @Test func scopeMacrosExpandToTrueInFullModeAndAreValidated() throws {
-        let template = "SELECT 1 FROM credits c WHERE {{scope credit_id: c.credit_id}} AND {{ scope user_id : c.user_id }}"
+        let template =
+            "SELECT 1 FROM credits c WHERE {{scope credit_id: c.credit_id}} AND {{ scope user_id : c.user_id }}"
         #expect(try RuleIncremental.fullQuery(template) == "SELECT 1 FROM credits c WHERE 1 = 1 AND 1 = 1")
         #expect(try RuleIncremental.macroKinds(in: template) == [.creditID, .userID])
         #expect(throws: RuleIncremental.MacroError.self) { try RuleIncremental.fullQuery("WHERE {{scope nope: x}}") }

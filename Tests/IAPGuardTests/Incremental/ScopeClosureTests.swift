@@ -29,8 +29,10 @@ import Testing
             (
                 "transactions",
                 [
-                    ["transaction_id": .text("T1"), "original_transaction_id": .text("O1"),
-                     "app_account_token": .text("AAAA-1")],
+                    [
+                        "transaction_id": .text("T1"), "original_transaction_id": .text("O1"),
+                        "app_account_token": .text("AAAA-1"),
+                    ],
                     ["transaction_id": .text("T2"), "original_transaction_id": .text("T2")],
                     ["transaction_id": .text("T3"), "original_transaction_id": .text("T3")],
                 ]
@@ -46,12 +48,18 @@ import Testing
             (
                 "credits",
                 [
-                    ["credit_id": .text("c-1"), "transaction_id": .text("T1"), "order_id": .text("o-1"),
-                     "user_id": .text("u-1")],
-                    ["credit_id": .text("c-2"), "transaction_id": .text("T2"), "order_id": .text("o-2"),
-                     "user_id": .text("u-1")],
-                    ["credit_id": .text("c-3"), "transaction_id": .text("T3"), "order_id": .text("o-3"),
-                     "user_id": .text("u-2")],
+                    [
+                        "credit_id": .text("c-1"), "transaction_id": .text("T1"), "order_id": .text("o-1"),
+                        "user_id": .text("u-1"),
+                    ],
+                    [
+                        "credit_id": .text("c-2"), "transaction_id": .text("T2"), "order_id": .text("o-2"),
+                        "user_id": .text("u-1"),
+                    ],
+                    [
+                        "credit_id": .text("c-3"), "transaction_id": .text("T3"), "order_id": .text("o-3"),
+                        "user_id": .text("u-2"),
+                    ],
                     ["credit_id": .text("c-4"), "transaction_id": .text("T1"), "user_id": .text("u-3")],
                 ]
             ),
