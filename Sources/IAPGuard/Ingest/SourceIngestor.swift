@@ -53,10 +53,11 @@ public struct SourceIngestor {
                 skipped.filesSkipped += 1
                 continue
             }
-            // A JSON Lines file that only grew (its old content, ending at a line break, is unchanged): read
-            // only the appended lines.
-            if let previous, let prefix, source.format == .jsonl, previous.size > 0, state.size > previous.size,
-                prefix.endsAtLineBreak, prefix.hash + ":" + configHash == previous.contentHash
+            // A JSON Lines or CSV file that only grew (its old content, ending at a line break outside quotes,
+            // is unchanged): read only the appended lines.
+            if let previous, let prefix, source.format == .jsonl || source.format == .csv, previous.size > 0,
+                state.size > previous.size, prefix.endsAtLineBreak, prefix.quotes % 2 == 0,
+                prefix.hash + ":" + configHash == previous.contentHash
             {
                 try ingestFile(file, sink: sink, from: UInt64(previous.size), firstLine: prefix.lines + 1)
             } else {
@@ -77,6 +78,8 @@ public struct SourceIngestor {
         var hash: String
         var lines: Int
         var endsAtLineBreak: Bool
+        /// Double quotes in the prefix: odd means it ends inside a quoted CSV field.
+        var quotes: Int
     }
 
     /// The file's state and, when `prefixSize` is given and the file is at least that long, its prefix.
@@ -87,22 +90,30 @@ public struct SourceIngestor {
         var size: Int64 = 0
         var prefix: Prefix?
         var lines = 0
+        var quotes = 0
         var lastByte: UInt8 = 0
+        func count(_ bytes: Data) {
+            for byte in bytes {
+                if byte == UInt8(ascii: "\n") {
+                    lines += 1
+                } else if byte == UInt8(ascii: "\"") {
+                    quotes += 1
+                }
+            }
+            if let last = bytes.last { lastByte = last }
+        }
         while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
             if let prefixSize, prefix == nil, size + Int64(chunk.count) >= prefixSize {
                 let head = chunk.prefix(Int(prefixSize - size))
                 hasher.update(head)
-                lines += head.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
-                if let last = head.last { lastByte = last }
+                count(head)
                 prefix = Prefix(
-                    hash: hasher.finalizeHex(), lines: lines, endsAtLineBreak: lastByte == UInt8(ascii: "\n"))
+                    hash: hasher.finalizeHex(), lines: lines, endsAtLineBreak: lastByte == UInt8(ascii: "\n"),
+                    quotes: quotes)
                 hasher.update(chunk.dropFirst(head.count))
             } else {
                 hasher.update(chunk)
-                if prefixSize != nil, prefix == nil {
-                    lines += chunk.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
-                    if let last = chunk.last { lastByte = last }
-                }
+                if prefixSize != nil, prefix == nil { count(chunk) }
             }
             size += Int64(chunk.count)
         }
@@ -176,7 +187,14 @@ public struct SourceIngestor {
             }
         case .csv:
             var header: [String]?
-            try CSVReader(url: file).forEachRecord { result in
+            var reader = CSVReader(url: file)
+            if offset > 0, let names = try Self.csvHeader(of: file) {
+                // Appended records only: the header comes from the file's first record.
+                header = names
+                reader.startOffset = offset
+                reader.firstLineNumber = firstLine
+            }
+            try reader.forEachRecord { result in
                 switch result {
                 case .failure(let error):
                     guard header != nil else {
@@ -251,6 +269,21 @@ public struct SourceIngestor {
             throw SourceError(source: source.name, message: "a postgres source is read from its url, not a file")
         }
         try flush()
+    }
+
+    /// The lower-cased column names of a CSV file's first record (nil when it has none).
+    static func csvHeader(of file: URL) throws -> [String]? {
+        struct Found: Error { var names: [String] }
+        do {
+            try CSVReader(url: file).forEachRecord { result in
+                if case .success(let record) = result {
+                    throw Found(names: record.fields.map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
+                }
+            }
+        } catch let found as Found {
+            return found.names
+        }
+        return nil
     }
 
     /// `"little-endian"` or `"big-endian"` when the file starts with a UTF-16 byte order mark.

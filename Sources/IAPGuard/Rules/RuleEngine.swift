@@ -126,14 +126,16 @@ public final class RuleEngine {
         // --- end incremental ---
 
         let prior: [String: Finding]
+        var priorUnreadable = false
         do {
             prior = usesStoredFindings ? try storedFindings(ruleID: rule.id) : [:]
         } catch {
             prior = [:]
+            priorUnreadable = true
             evaluation.warnings.append("\(rule.id): earlier findings unreadable (\(error)); all findings count as new")
         }
-        // --- incremental: earlier findings whose scope cannot be told make the rule run fully ---
-        if let scope, !Self.priorDecidable(prior, scope) {
+        // --- incremental: earlier findings unreadable or whose scope cannot be told: evaluate fully ---
+        if let scope, priorUnreadable || !Self.priorDecidable(prior, scope) {
             return fullFallback(rule, runID, now, since, fx, "an earlier finding has no scope key")
         }
         // --- end incremental ---
