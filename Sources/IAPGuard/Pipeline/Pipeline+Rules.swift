@@ -83,14 +83,16 @@ extension Pipeline {
     func record(_ plan: IncrementalPlanner.Plan, into summary: inout RunSummary) {
         summary.stageSeconds["scope"] = plan.seconds
         summary.scopeKeys = Dictionary(uniqueKeysWithValues: plan.sharedScope.map { ($0.key.rawValue, $0.value) })
-        let incremental = plan.modes.values.filter(\.isIncremental).count
-        logger.info(
-            "rule evaluation planned",
-            metadata: [
-                "incremental_rules": "\(incremental)", "full_rules": "\(plan.modes.count - incremental)",
-                "scope_keys": "\(plan.sharedScope.values.reduce(0, +))",
-                "scope_seconds": "\(String(format: "%.3f", plan.seconds))",
-            ])
+        let incremental: Int = plan.modes.values.filter(\.isIncremental).count
+        let full: Int = plan.modes.count - incremental
+        let keys: Int = plan.sharedScope.values.reduce(0, +)
+        let seconds: String = String(format: "%.3f", plan.seconds)
+        var metadata: Logger.Metadata = [:]
+        metadata["incremental_rules"] = .string(String(incremental))
+        metadata["full_rules"] = .string(String(full))
+        metadata["scope_keys"] = .string(String(keys))
+        metadata["scope_seconds"] = .string(seconds)
+        logger.info("rule evaluation planned", metadata: metadata)
         for (ruleID, mode) in plan.modes.sorted(by: { $0.key < $1.key }) {
             logger.debug("rule mode", metadata: ["rule": "\(ruleID)", "mode": "\(mode)"])
         }

@@ -174,8 +174,10 @@ import Testing
 
         // One full rebuild of the final data at the final window: the same current findings.
         let rebuild = try Self.makeFolder(world: world, at: scratch.appendingPathComponent("rebuild"))
-        for name in Self.sources { try Self.append(all[name]?[...] ?? [], to: name, in: rebuild) }
-        try Self.append(all["credits.jsonl"]?[...] ?? [], to: "credits/all.jsonl", in: rebuild)
+        // The same final files (daily credit files included, so evidence names the same source_ref).
+        let rebuildData = rebuild.directory.appendingPathComponent("data")
+        try FileManager.default.removeItem(at: rebuildData)
+        try FileManager.default.copyItem(at: incremental.directory.appendingPathComponent("data"), to: rebuildData)
         _ = try rebuild.pipeline.run(Pipeline.Options(until: untils[untils.count - 1], failOn: nil, fullRebuild: true))
         let currentSQL =
             """

@@ -150,12 +150,13 @@ import Testing
             version: "1"
             status: stable
             level: low
-            query: SELECT credit_id FROM credits c WHERE {{scope credit_id: c.credit_id}}
+            query: |
+              SELECT credit_id FROM credits c WHERE {{scope credit_id: c.credit_id}}
             entity_key: [credit_id]
             """
         #expect(throws: RuleLoadError.self) { try RuleParser(file: "x.yaml").parse(text) }
         let parsed = try RuleParser(file: "x.yaml").parse(text + "\nincremental: {key: credit_id, kind: credit_id}\n")
-        #expect(parsed.query == "SELECT credit_id FROM credits c WHERE 1 = 1")
+        #expect(parsed.query == "SELECT credit_id FROM credits c WHERE 1 = 1\n")
         #expect(parsed.incremental?.scopedQuery(ruleID: "X-1").contains("incremental_scope") == true)
         #expect(throws: RuleLoadError.self) {
             try RuleParser(file: "x.yaml").parse(text + "\nincremental: {key: user_id, kind: credit_id}\n")
