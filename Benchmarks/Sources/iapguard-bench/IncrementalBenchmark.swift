@@ -64,7 +64,8 @@ enum IncrementalBenchmark {
         describe("incremental run (+1 %, \(tailRecords) records)", second, secondSeconds)
         let incremental = second.ruleModes.values.filter { $0 == "incremental" }.count
         Measure.line(
-            "incremental", "rules evaluated incrementally", "\(incremental) of \(second.ruleModes.count); scope \(second.scopeKeys)")
+            "incremental", "rules evaluated incrementally",
+            "\(incremental) of \(second.ruleModes.count); scope \(second.scopeKeys)")
         for (rule, mode) in second.ruleModes.sorted(by: { $0.key < $1.key }) where mode != "incremental" {
             Measure.line("incremental", "  \(rule)", mode)
         }
@@ -79,13 +80,17 @@ enum IncrementalBenchmark {
         let fullRules = (third.stageSeconds["rules"] ?? 0)
         Measure.line(
             "incremental", "ratio incremental / full run",
-            String(format: "whole run ×%.3f  (%.2f s / %.2f s)", secondSeconds / firstSeconds, secondSeconds, firstSeconds))
+            String(
+                format: "whole run ×%.3f  (%.2f s / %.2f s)", secondSeconds / firstSeconds, secondSeconds, firstSeconds)
+        )
         Measure.line(
             "incremental", "ratio incremental / full re-evaluation",
             String(
                 format: "whole run ×%.3f  rule stage ×%.3f (%.2f s / %.2f s)", secondSeconds / thirdSeconds,
                 incrementalRules / max(fullRules, 1e-9), incrementalRules, fullRules))
-        try duckDB(options, config: config, storePath: config.storePath.path, incremental: secondSeconds, rulesStage: incrementalRules)
+        try duckDB(
+            options, config: config, storePath: config.storePath.path, incremental: secondSeconds,
+            rulesStage: incrementalRules)
         Measure.line("incremental", "peak RSS of this stage", Measure.mib(Measure.peakRSS()))
     }
 
