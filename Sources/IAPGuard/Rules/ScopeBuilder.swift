@@ -127,6 +127,12 @@ public struct ScopeBuilder {
         }
     }
 
+    /// `table WHERE condition` for each condition: one statement each, so each can use its own index (an `OR`
+    /// of `IN` lookups on different columns would scan the table).
+    func each(_ table: String, _ conditions: [String]) -> [String] {
+        conditions.map { "\(table) WHERE \($0)" }
+    }
+
     func fanOut() throws {
         let transactions = "apple_transaction WHERE " + inScope(.transactionID, "transaction_id")
         try insert(.originalTransactionID, "original_transaction_id", transactions)
@@ -137,39 +143,51 @@ public struct ScopeBuilder {
         try insert(.receiptKey, "receipt_key", sightings)
         try insert(.userID, "submitted_by_user_id", sightings)
         try insert(.orderID, "submitted_order_id", sightings)
-        let orders =
-            "backend_order WHERE " + inScope(.transactionID, "transaction_id") + " OR "
-            + inScope(.orderID, "order_id")
-        try insert(.orderID, "order_id", orders)
-        try insert(.userID, "user_id", orders)
-        try insert(.appAccountToken, "LOWER(app_account_token)", orders)
-        try insert(.applicationUsername, "application_username", orders)
-        let credits =
-            "credit WHERE " + inScope(.transactionID, "transaction_id") + " OR " + inScope(.orderID, "order_id")
-            + " OR " + inScope(.creditID, "credit_id")
-        try insert(.creditID, "credit_id", credits)
-        try insert(.userID, "user_id", credits)
-        try insert(.orderID, "order_id", credits)
+        for orders in each(
+            "backend_order", [inScope(.transactionID, "transaction_id"), inScope(.orderID, "order_id")])
+        {
+            try insert(.orderID, "order_id", orders)
+            try insert(.userID, "user_id", orders)
+            try insert(.appAccountToken, "LOWER(app_account_token)", orders)
+            try insert(.applicationUsername, "application_username", orders)
+        }
+        for credits in each(
+            "credit",
+            [
+                inScope(.transactionID, "transaction_id"), inScope(.orderID, "order_id"),
+                inScope(.creditID, "credit_id"),
+            ])
+        {
+            try insert(.creditID, "credit_id", credits)
+            try insert(.userID, "user_id", credits)
+            try insert(.orderID, "order_id", credits)
+        }
     }
 
     func backToTransactions() throws {
-        try insert(
-            .transactionID, "transaction_id",
-            "backend_order WHERE " + inScope(.orderID, "order_id") + " OR " + inScope(.userID, "user_id") + " OR "
-                + inScope(.appAccountToken, "LOWER(app_account_token)") + " OR "
-                + inScope(.applicationUsername, "application_username"))
-        try insert(
-            .transactionID, "transaction_id",
-            "credit WHERE " + inScope(.creditID, "credit_id") + " OR " + inScope(.orderID, "order_id") + " OR "
-                + inScope(.userID, "user_id"))
-        try insert(
-            .transactionID, "transaction_id",
-            "apple_transaction WHERE " + inScope(.originalTransactionID, "original_transaction_id") + " OR "
-                + inScope(.appAccountToken, "LOWER(app_account_token)"))
-        try insert(
-            .transactionID, "transaction_id",
-            "apple_sighting WHERE " + inScope(.receiptKey, "receipt_key") + " OR "
-                + inScope(.userID, "submitted_by_user_id") + " OR "
-                + inScope(.originalTransactionID, "original_transaction_id"))
+        let sources =
+            each(
+                "backend_order",
+                [
+                    inScope(.orderID, "order_id"), inScope(.userID, "user_id"),
+                    inScope(.appAccountToken, "LOWER(app_account_token)"),
+                    inScope(.applicationUsername, "application_username"),
+                ])
+            + each(
+                "credit",
+                [inScope(.creditID, "credit_id"), inScope(.orderID, "order_id"), inScope(.userID, "user_id")])
+            + each(
+                "apple_transaction",
+                [
+                    inScope(.originalTransactionID, "original_transaction_id"),
+                    inScope(.appAccountToken, "LOWER(app_account_token)"),
+                ])
+            + each(
+                "apple_sighting",
+                [
+                    inScope(.receiptKey, "receipt_key"), inScope(.userID, "submitted_by_user_id"),
+                    inScope(.originalTransactionID, "original_transaction_id"),
+                ])
+        for source in sources { try insert(.transactionID, "transaction_id", source) }
     }
 }
