@@ -25,7 +25,7 @@ enum IncrementalBenchmark {
             try FileManager.default.copyItem(at: file, to: rules.appendingPathComponent(file.lastPathComponent))
         }
         config.rulesDirectory = rules
-        Measure.header("incremental", "base = all but the last 1 % of each input, then + 1 %")
+        Measure.header("incr", "base = all but the last 1 % of each input, then + 1 %")
         var tails: [(URL, Data)] = []
         var tailRecords = 0
         for index in config.sources.indices {
@@ -64,10 +64,10 @@ enum IncrementalBenchmark {
         describe("incremental run (+1 %, \(tailRecords) records)", second, secondSeconds)
         let incremental = second.ruleModes.values.filter { $0 == "incremental" }.count
         Measure.line(
-            "incremental", "rules evaluated incrementally",
+            "incr", "rules evaluated incrementally",
             "\(incremental) of \(second.ruleModes.count); scope \(second.scopeKeys)")
         for (rule, mode) in second.ruleModes.sorted(by: { $0.key < $1.key }) where mode != "incremental" {
-            Measure.line("incremental", "  \(rule)", mode)
+            Measure.line("incr", "  \(rule)", mode)
         }
         // The same final store evaluated fully (the rule states forgotten; unchanged files are skipped).
         let store = try SQLiteStore(path: config.storePath.path)
@@ -79,24 +79,24 @@ enum IncrementalBenchmark {
         let incrementalRules = (second.stageSeconds["rules"] ?? 0)
         let fullRules = (third.stageSeconds["rules"] ?? 0)
         Measure.line(
-            "incremental", "ratio incremental / full run",
+            "incr", "ratio incremental / full run",
             String(
                 format: "whole run ×%.3f  (%.2f s / %.2f s)", secondSeconds / firstSeconds, secondSeconds, firstSeconds)
         )
         Measure.line(
-            "incremental", "ratio incremental / full re-evaluation",
+            "incr", "ratio incremental / full re-evaluation",
             String(
                 format: "whole run ×%.3f  rule stage ×%.3f (%.2f s / %.2f s)", secondSeconds / thirdSeconds,
                 incrementalRules / max(fullRules, 1e-9), incrementalRules, fullRules))
         try duckDB(
             options, config: config, storePath: config.storePath.path, incremental: secondSeconds,
             rulesStage: incrementalRules)
-        Measure.line("incremental", "peak RSS of this stage", Measure.mib(Measure.peakRSS()))
+        Measure.line("incr", "peak RSS of this stage", Measure.mib(Measure.peakRSS()))
     }
 
     static func describe(_ what: String, _ summary: RunSummary, _ seconds: Double) {
         let stages = summary.stageSeconds.sorted { $0.key < $1.key }.map { String(format: "%@ %.2f", $0.key, $0.value) }
-        Measure.line("incremental", what, String(format: "%8.2f s  ", seconds) + stages.joined(separator: ", "))
+        Measure.line("incr", what, String(format: "%8.2f s  ", seconds) + stages.joined(separator: ", "))
     }
 
     /// DuckDB re-running every rule's full SQL over the whole final store.
@@ -137,7 +137,7 @@ enum IncrementalBenchmark {
             ran += 1
         }
         Measure.line(
-            "incremental", "DuckDB re-scanning everything (\(ran) rules, 2 threads)",
+            "incr", "DuckDB re-scanning everything (\(ran) rules, 2 threads)",
             String(
                 format: "%8.3f s  DuckDB / incremental run ×%.2f  DuckDB / incremental rule stage ×%.2f", total,
                 total / max(incremental, 1e-9), total / max(rulesStage, 1e-9)))
