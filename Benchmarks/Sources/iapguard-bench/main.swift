@@ -14,6 +14,7 @@ do {
     case "reports": try ReportsBenchmark.run(options)
     case "run": try RunBenchmark.run(options)
     case "store": try StoreBenchmark.run()
+    case "incremental": try IncrementalBenchmark.run(options)
     default: throw BenchError("unknown stage \(options.stage)\n\(BenchOptions.usage)")
     }
 } catch {

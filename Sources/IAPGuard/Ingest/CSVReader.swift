@@ -25,6 +25,11 @@ public struct CSVReader {
     /// The UTF-8 byte order mark.
     static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
 
+    /// Byte offset to start reading at (the start of a record, outside quotes), and its line number: reading
+    /// only what was appended to a file.
+    public var startOffset: UInt64 = 0
+    public var firstLineNumber = 1
+
     public init(url: URL, maxRecordLength: Int = 8 << 20, maxRecoveries: Int = 16) {
         self.url = url
         self.maxRecordLength = maxRecordLength
@@ -45,7 +50,10 @@ public struct CSVReader {
         let handle = try FileHandle(forReadingFrom: url)
         defer { try? handle.close() }
         let head = try handle.read(upToCount: 3) ?? Data()
-        var next: Position? = Position(offset: head.starts(with: Self.byteOrderMark) ? 3 : 0, line: 1, afterCR: false)
+        var next: Position? =
+            startOffset > 0
+            ? Position(offset: startOffset, line: firstLineNumber, afterCR: false)
+            : Position(offset: head.starts(with: Self.byteOrderMark) ? 3 : 0, line: 1, afterCR: false)
         var recoveries = 0
         while let start = next {
             try handle.seek(toOffset: start.offset)

@@ -15,6 +15,10 @@ public struct LineReader {
     public let url: URL
     public let maxLineLength: Int
     public let chunkSize: Int
+    /// Byte offset to start reading at (the start of a line), and that line's number: reading only what
+    /// was appended to a file.
+    public var startOffset: UInt64 = 0
+    public var firstLineNumber = 1
 
     public init(url: URL, maxLineLength: Int = 8 << 20, chunkSize: Int = 1 << 20) {
         self.url = url
@@ -28,11 +32,12 @@ public struct LineReader {
         defer { try? handle.close() }
         var buffer: [UInt8] = []
         buffer.reserveCapacity(chunkSize * 2)
-        var lineNumber = 1
+        var lineNumber = firstLineNumber
+        if startOffset > 0 { try handle.seek(toOffset: startOffset) }
         var skipping = false
         var skippedLength = 0
         var skippedHead: [UInt8] = []
-        var atFileStart = true
+        var atFileStart = startOffset == 0
 
         func emit(_ slice: ArraySlice<UInt8>) throws {
             var line = slice

@@ -48,14 +48,24 @@ public struct SourceIngestor {
         }
         for file in try files() {
             if shouldStop() { break }
-            let state = try fileState(of: file)
-            if skipUnchanged, source.format != .sqlite,
-                let previous = try store.fileState(sourceName: source.name, path: file.path), previous == state
-            {
+            let previous =
+                skipUnchanged && source.format != .sqlite
+                ? try store.fileState(sourceName: source.name, path: file.path) : nil
+            let (state, prefix) = try fileState(of: file, prefixSize: previous?.size)
+            if let previous, previous == state {
                 skipped.filesSkipped += 1
                 continue
             }
-            try ingestFile(file, sink: sink)
+            // A JSON Lines or CSV file that only grew (its old content, ending at a line break outside quotes,
+            // is unchanged): read only the appended lines.
+            if let previous, let prefix, source.format == .jsonl || source.format == .csv, previous.size > 0,
+                state.size > previous.size, prefix.endsAtLineBreak, prefix.quotes % 2 == 0,
+                prefix.hash + ":" + configHash == previous.contentHash
+            {
+                try ingestFile(file, sink: sink, from: UInt64(previous.size), firstLine: prefix.lines + 1)
+            } else {
+                try ingestFile(file, sink: sink)
+            }
             try store.setFileState(state, sourceName: source.name, runID: runID)
             try fileDone(file)
         }
@@ -63,18 +73,59 @@ public struct SourceIngestor {
     }
 
     func fileState(of file: URL) throws -> FileState {
+        try fileState(of: file, prefixSize: nil).state
+    }
+
+    /// What the first `size` bytes of a file were: their hash, their line count, whether they end a line.
+    struct Prefix {
+        var hash: String
+        var lines: Int
+        var endsAtLineBreak: Bool
+        /// Double quotes in the prefix: odd means it ends inside a quoted CSV field.
+        var quotes: Int
+    }
+
+    /// The file's state and, when `prefixSize` is given and the file is at least that long, its prefix.
+    func fileState(of file: URL, prefixSize: Int64?) throws -> (state: FileState, prefix: Prefix?) {
         let handle = try FileHandle(forReadingFrom: file)
         defer { try? handle.close() }
         var hasher = IncrementalSHA256()
         var size: Int64 = 0
+        var prefix: Prefix?
+        var lines = 0
+        var quotes = 0
+        var lastByte: UInt8 = 0
+        func count(_ bytes: Data) {
+            for byte in bytes {
+                if byte == UInt8(ascii: "\n") {
+                    lines += 1
+                } else if byte == UInt8(ascii: "\"") {
+                    quotes += 1
+                }
+            }
+            if let last = bytes.last { lastByte = last }
+        }
         while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
-            hasher.update(chunk)
+            if let prefixSize, prefix == nil, size + Int64(chunk.count) >= prefixSize {
+                let head = chunk.prefix(Int(prefixSize - size))
+                hasher.update(head)
+                count(head)
+                prefix = Prefix(
+                    hash: hasher.finalizeHex(), lines: lines, endsAtLineBreak: lastByte == UInt8(ascii: "\n"),
+                    quotes: quotes)
+                hasher.update(chunk.dropFirst(head.count))
+            } else {
+                hasher.update(chunk)
+                if prefixSize != nil, prefix == nil { count(chunk) }
+            }
             size += Int64(chunk.count)
         }
-        return FileState(path: file.path, size: size, contentHash: hasher.finalizeHex() + ":" + configHash)
+        return (FileState(path: file.path, size: size, contentHash: hasher.finalizeHex() + ":" + configHash), prefix)
     }
 
-    func ingestFile(_ file: URL, sink: (IngestBatch) throws -> Void) throws {
+    func ingestFile(
+        _ file: URL, sink: (IngestBatch) throws -> Void, from offset: UInt64 = 0, firstLine: Int = 1
+    ) throws {
         var batch = IngestBatch()
         let name = file.lastPathComponent
         func flush() throws {
@@ -123,7 +174,10 @@ public struct SourceIngestor {
                     inFlight = job
                 }
             }
-            try LineReader(url: file).forEachLine { line in
+            var reader = LineReader(url: file)
+            reader.startOffset = offset
+            reader.firstLineNumber = firstLine
+            try reader.forEachLine { line in
                 switch line {
                 case .oversize(let number, let length, let head):
                     pending.append(.oversize(number: number, length: length, head: head))
@@ -141,7 +195,14 @@ public struct SourceIngestor {
             }
         case .csv:
             var header: [String]?
-            try CSVReader(url: file).forEachRecord { result in
+            var reader = CSVReader(url: file)
+            if offset > 0, let names = try Self.csvHeader(of: file) {
+                // Appended records only: the header comes from the file's first record.
+                header = names
+                reader.startOffset = offset
+                reader.firstLineNumber = firstLine
+            }
+            try reader.forEachRecord { result in
                 switch result {
                 case .failure(let error):
                     guard header != nil else {
@@ -216,6 +277,21 @@ public struct SourceIngestor {
             throw SourceError(source: source.name, message: "a postgres source is read from its url, not a file")
         }
         try flush()
+    }
+
+    /// The lower-cased column names of a CSV file's first record (nil when it has none).
+    static func csvHeader(of file: URL) throws -> [String]? {
+        struct Found: Error { var names: [String] }
+        do {
+            try CSVReader(url: file).forEachRecord { result in
+                if case .success(let record) = result {
+                    throw Found(names: record.fields.map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
+                }
+            }
+        } catch let found as Found {
+            return found.names
+        }
+        return nil
     }
 
     /// `"little-endian"` or `"big-endian"` when the file starts with a UTF-16 byte order mark.

@@ -81,6 +81,10 @@ public struct MetricsFile: Sendable {
             ("iapguard_rule_resolved", "Findings resolved in the latest run per rule.", { Double($0.resolved) }),
             ("iapguard_rule_error", "1 if the rule's query failed.", { $0.error == nil ? 0 : 1 }),
             ("iapguard_rule_query_seconds", "Query time per rule.", { $0.queryMillis / 1000 }),
+            (
+                "iapguard_rule_incremental", "1 if the rule was evaluated incrementally.",
+                { $0.mode == "incremental" ? 1 : 0 }
+            ),
         ]
         for (name, help, value) in perRule {
             out.gauge(name, help)

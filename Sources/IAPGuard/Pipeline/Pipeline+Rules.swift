@@ -30,13 +30,23 @@ extension Pipeline {
             var result = RuleRunResult()
             let engine = RuleEngine(
                 store: store, referenceCurrency: config.referenceCurrency, paramOverrides: config.ruleParams)
+            let planner = IncrementalPlanner(
+                store: store, referenceCurrency: config.referenceCurrency, paramOverrides: config.ruleParams)
             let rulesSeconds = try Self.measure {
+                let plan = try planner.plan(
+                    rules: rules, runID: runID, now: window.until,
+                    forceFull: options.fullRebuild
+                        ? "--full-rebuild" : (summary.rewoundRunIDs.isEmpty ? nil : "window re-evaluated"))
+                engine.scopes = plan.scopes
+                record(plan, into: &summary)
                 result = try evaluate(rules, engine: engine, runID: runID, window: window)
+                try planner.record(result, rules: rules, runID: runID, now: window.until)
                 try rewind.remember(findingIDs: result.findings.map(\.findingID), runID: runID)
                 try engine.persist(result, runID: runID)
                 try rewind.prune(horizon: config.rewindHorizonDays * 86_400_000, latestUntil: window.until)
             }
             summary.stageSeconds["rules"] = rulesSeconds
+            for stats in result.stats { summary.ruleModes[stats.ruleID] = stats.mode ?? "full" }
             record(result, rules: rules, failOn: options.failOn, into: &summary)
             CrashPoint.shared.reached("rules")
             if writesReports {
@@ -68,6 +78,25 @@ extension Pipeline {
         }
         for warning in result.warnings { logger.warning("rule warning", metadata: ["warning": "\(warning)"]) }
         return result
+    }
+
+    /// Puts the incremental plan into the summary and the log.
+    func record(_ plan: IncrementalPlanner.Plan, into summary: inout RunSummary) {
+        summary.stageSeconds["scope"] = plan.seconds
+        summary.scopeKeys = Dictionary(uniqueKeysWithValues: plan.sharedScope.map { ($0.key.rawValue, $0.value) })
+        let incremental: Int = plan.modes.values.filter(\.isIncremental).count
+        let full: Int = plan.modes.count - incremental
+        let keys: Int = plan.sharedScope.values.reduce(0, +)
+        let seconds: String = String(format: "%.3f", plan.seconds)
+        var metadata: Logger.Metadata = [:]
+        metadata["incremental_rules"] = .string(String(incremental))
+        metadata["full_rules"] = .string(String(full))
+        metadata["scope_keys"] = .string(String(keys))
+        metadata["scope_seconds"] = .string(seconds)
+        logger.info("rule evaluation planned", metadata: metadata)
+        for (ruleID, mode) in plan.modes.sorted(by: { $0.key < $1.key }) {
+            logger.debug("rule mode", metadata: ["rule": "\(ruleID)", "mode": "\(mode)"])
+        }
     }
 
     /// Puts the rule stage's counts into the summary.

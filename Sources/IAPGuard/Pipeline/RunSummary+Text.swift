@@ -64,7 +64,7 @@ extension RunSummary {
                 lines.append(
                     "  \(stats.ruleID.padding(toLength: 8, withPad: " ", startingAt: 0)) \(stats.hits) (\(stats.new)/\(stats.recurring)), "
                         + "\(stats.inconclusive), \(stats.suppressed), \(stats.resolved)"
-                        + (stats.error.map { "  error: \($0)" } ?? ""))
+                        + (stats.mode.map { "  [\($0)]" } ?? "") + (stats.error.map { "  error: \($0)" } ?? ""))
             }
         }
         if let reportFolder { lines.append("report: \(reportFolder)/report.html") }

@@ -38,6 +38,10 @@ public struct RunSummary: Sendable, Codable {
     public var resumedFrom: String?
     /// Per-rule counts of the rule phase.
     public var ruleStats: [RuleRunResult.RuleStats] = []
+    /// Rule id → how it was evaluated: `full`, `incremental` or `full (reason)`.
+    public var ruleModes: [String: String] = [:]
+    /// Keys in the shared incremental scope, by kind (empty when every rule ran fully).
+    public var scopeKeys: [String: Int] = [:]
     /// Active hits (outcome hit, new or recurring, not suppressed) by rule id and level.
     public var activeHits: [String: [String: Int]] = [:]
     /// Rule files that did not load and rules whose query failed (the other rules still ran).

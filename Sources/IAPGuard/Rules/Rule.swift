@@ -73,6 +73,9 @@ public struct Rule: Sendable, Hashable {
     public var runbook: String
     public var exceptions: [RuleException]
     public var tests: [RuleTest]
+    /// The rule's opt-in to incremental evaluation (`incremental:`); nil: always evaluated fully. ``query``
+    /// is always the full query (its `{{scope …}}` macros expanded to `1 = 1`).
+    public var incremental: RuleIncremental?
     /// The file the rule was loaded from.
     public var file: String
     /// Line numbers of the top-level fields (`query`, `params`, ...), for messages.

@@ -15,6 +15,9 @@ public final class RuleEngine {
     public var usesStoredFindings = true
     /// Evidence queries, prepared once and re-bound per finding.
     private lazy var evidenceRunner = EvidenceQueryRunner(store: store)
+    /// Rule id → the scope to evaluate it in (incremental mode; see ``IncrementalPlanner``). Rules without
+    /// one are evaluated fully.
+    public var scopes: [String: RuleScope] = [:]
 
     /// One evaluated row: the finding and the result row it came from.
     struct Item {
@@ -26,6 +29,8 @@ public final class RuleEngine {
     struct Evaluation {
         var items: [Item] = []
         var resolved: [Finding] = []
+        /// Earlier findings outside an incremental scope, carried over unchanged.
+        var carried: [Finding] = []
         var stats: RuleRunResult.RuleStats
         var warnings: [String] = []
     }
@@ -44,7 +49,7 @@ public final class RuleEngine {
         var result = RuleRunResult()
         for rule in rules {
             let evaluation = evaluate(rule: rule, runID: runID, now: now, since: since ?? 0, fx: fx)
-            result.findings += evaluation.items.map(\.finding) + evaluation.resolved
+            result.findings += evaluation.items.map(\.finding) + evaluation.carried + evaluation.resolved
             result.stats.append(evaluation.stats)
             result.warnings += evaluation.warnings
         }
@@ -68,8 +73,15 @@ public final class RuleEngine {
     // MARK: One rule
 
     func evaluate(rule: Rule, runID: Int64, now: Int64, since: Int64, fx: FXTable) -> Evaluation {
+        evaluate(rule: rule, runID: runID, now: now, since: since, fx: fx, scope: scopes[rule.id])
+    }
+
+    /// Evaluates one rule fully (`scope` nil) or for the keys of `scope` (see RuleEngine+Incremental.swift).
+    func evaluate(rule: Rule, runID: Int64, now: Int64, since: Int64, fx: FXTable, scope: RuleScope?) -> Evaluation {
         var evaluation = Evaluation(
             stats: RuleRunResult.RuleStats(ruleID: rule.id, ruleVersion: rule.version, ruleStatus: rule.status))
+        evaluation.stats.mode = scope == nil ? "full" : "incremental"
+
         let overrides = paramOverrides[rule.id] ?? [:]
         let declared = Set(rule.params.map(\.name))
         for name in overrides.keys.sorted() where !declared.contains(name) {
@@ -87,7 +99,7 @@ public final class RuleEngine {
         }
         var rows: [[String: SQLValue]] = []
         do {
-            try store.query(rule.query, parameters: parameters) { columns, values in
+            try store.query(scope?.query ?? rule.query, parameters: parameters) { columns, values in
                 var row: [String: SQLValue] = [:]
                 for (column, value) in zip(columns, values) { row[column] = value }
                 rows.append(row)
@@ -105,14 +117,30 @@ public final class RuleEngine {
             return evaluation
         }
         recordQueryTime()
+        // --- incremental: keep only the rows of scoped entities (undecidable keys: evaluate fully) ---
+        if let scope {
+            guard let kept = Self.rowsInScope(rows, scope) else {
+                return fullFallback(rule, runID, now, since, fx, "a result row has no scope key")
+            }
+            rows = kept
+        }
+        evaluation.stats.pricedAtNow = Self.pricedAtNow(rows)
+        // --- end incremental ---
 
         let prior: [String: Finding]
+        var priorUnreadable = false
         do {
             prior = usesStoredFindings ? try storedFindings(ruleID: rule.id) : [:]
         } catch {
             prior = [:]
+            priorUnreadable = true
             evaluation.warnings.append("\(rule.id): earlier findings unreadable (\(error)); all findings count as new")
         }
+        // --- incremental: earlier findings unreadable or whose scope cannot be told: evaluate fully ---
+        if let scope, priorUnreadable || !Self.priorDecidable(prior, scope) {
+            return fullFallback(rule, runID, now, since, fx, "an earlier finding has no scope key")
+        }
+        // --- end incremental ---
         var seen = Set<String>()
         for row in rows {
             let keyValues = rule.entityKey.map { row[$0]?.textValue }
@@ -137,6 +165,12 @@ public final class RuleEngine {
         }
         for (id, earlier) in prior.sorted(by: { $0.key < $1.key })
         where !seen.contains(id) && earlier.status != .resolved {
+            // --- incremental: outside the scope, the earlier finding carries over unchanged ---
+            if let scope, scope.contains(entityKey: earlier.entityKey) == false {
+                carryOver(earlier, runID: runID, into: &evaluation)
+                continue
+            }
+            // --- end incremental ---
             var resolved = earlier
             resolved.status = .resolved
             resolved.runID = runID

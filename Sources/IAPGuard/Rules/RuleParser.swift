@@ -6,7 +6,7 @@ public struct RuleParser: Sendable {
     /// Top-level fields a rule file may have.
     public static let knownFields: Set<String> = [
         "id", "title", "description", "version", "status", "level", "tags", "params", "query", "entity_key",
-        "evidence", "falsepositives", "runbook", "exceptions", "tests",
+        "evidence", "falsepositives", "runbook", "exceptions", "tests", "incremental",
     ]
     static let requiredFields = ["id", "title", "description", "version", "status", "level", "query", "entity_key"]
 
@@ -62,9 +62,17 @@ public struct RuleParser: Sendable {
                 fields["level"],
                 "bad level '\(levelText)' (one of: \(Finding.Level.allCases.map(\.rawValue).joined(separator: ", ")))")
         }
-        let query = try field("query")
-        guard !query.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+        let template = try field("query")
+        guard !template.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
             throw fail(fields["query"], "query is empty")
+        }
+        let query: String
+        let macroKinds: [ScopeKind]
+        do {
+            query = try RuleIncremental.fullQuery(template)
+            macroKinds = try RuleIncremental.macroKinds(in: template)
+        } catch {
+            throw fail(fields["query"], "query: \(error)")
         }
         let entityKey = try stringList(fields["entity_key"], "entity_key")
         guard !entityKey.isEmpty else { throw fail(fields["entity_key"], "entity_key needs at least one column") }
@@ -79,10 +87,76 @@ public struct RuleParser: Sendable {
         rule.runbook = try field("runbook")
         rule.exceptions = try parseExceptions(fields["exceptions"])
         rule.tests = try parseTests(fields["tests"])
+        rule.incremental = try parseIncremental(
+            fields["incremental"], template: template, macroKinds: macroKinds, entityKey: entityKey,
+            queryNode: fields["query"])
         return rule
     }
 
     // MARK: Pieces
+
+    /// The `incremental:` block: `key` (an entity_key column), `kind` or `kind_column`, optional `time`
+    /// (one query or a list). A query with `{{scope …}}` macros needs the block, and the block needs a macro.
+    private func parseIncremental(
+        _ node: Node?, template: String, macroKinds: [ScopeKind], entityKey: [String], queryNode: Node?
+    ) throws(RuleLoadError) -> RuleIncremental? {
+        guard let node else {
+            if !macroKinds.isEmpty {
+                throw fail(queryNode, "the query has {{scope …}} macros but the rule has no incremental: block")
+            }
+            return nil
+        }
+        guard case .mapping(let mapping) = node else {
+            throw fail(node, "incremental must be a mapping (key, kind or kind_column, time)")
+        }
+        var key: String?
+        var kind: ScopeKind?
+        var kindColumn: String?
+        var time: [String] = []
+        for (k, v) in mapping {
+            switch k.scalar?.string {
+            case "key": key = try scalarText(v, "incremental.key")
+            case "kind":
+                let text = try scalarText(v, "incremental.kind")
+                guard let parsed = ScopeKind(rawValue: text) else {
+                    throw fail(
+                        v,
+                        "incremental.kind '\(text)' is not a scope kind (one of: \(ScopeKind.allCases.map(\.rawValue).joined(separator: ", ")))"
+                    )
+                }
+                kind = parsed
+            case "kind_column": kindColumn = try scalarText(v, "incremental.kind_column")
+            case "time":
+                if case .sequence(let items) = v {
+                    for item in items { time.append(try scalarText(item, "incremental.time")) }
+                } else {
+                    time.append(try scalarText(v, "incremental.time"))
+                }
+            default: throw fail(k, "incremental: unknown field (use key, kind, kind_column, time)")
+            }
+        }
+        guard let key, entityKey.contains(key) else {
+            throw fail(
+                node, "incremental.key must name one of the entity_key columns (\(entityKey.joined(separator: ", ")))")
+        }
+        switch (kind, kindColumn) {
+        case (.some, .some), (.none, .none):
+            throw fail(
+                node, "incremental needs exactly one of kind (a scope kind) or kind_column (an entity_key column)")
+        case (.none, .some(let column)) where !entityKey.contains(column) || column == key:
+            throw fail(node, "incremental.kind_column must name another entity_key column")
+        default: break
+        }
+        guard !macroKinds.isEmpty else {
+            throw fail(node, "an incremental rule's query needs at least one {{scope KIND: expression}} macro")
+        }
+        for query in time where query.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+            throw fail(node, "incremental.time: a query is empty")
+        }
+        return RuleIncremental(
+            keyColumn: key, kind: kind, kindColumn: kindColumn, timeQueries: time, template: template,
+            macroKinds: macroKinds)
+    }
 
     private func parseParams(_ node: Node?) throws(RuleLoadError) -> [Rule.Param] {
         guard let node else { return [] }

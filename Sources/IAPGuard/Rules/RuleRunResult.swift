@@ -19,6 +19,14 @@ public struct RuleRunResult: Sendable {
         public var error: String?
         /// Wall time of the rule's query and evidence queries, milliseconds.
         public var queryMillis: Double = 0
+        /// How the rule was evaluated: `full`, `incremental`, or `full (reason)` when an incremental
+        /// evaluation fell back (nil in results stored before incremental evaluation existed).
+        public var mode: String?
+        /// Findings of this evaluation priced at `:now` (no purchase date, no amount_ref): the next
+        /// evaluation of the rule must be full.
+        public var pricedAtNow = 0
+        /// Findings carried over unchanged from earlier runs (incremental mode).
+        public var carried = 0
 
         public init(ruleID: String, ruleVersion: String, ruleStatus: Rule.Status) {
             self.ruleID = ruleID

@@ -65,6 +65,7 @@ public struct RuleTester {
                 return result
             }
             result.failures += check(test, evaluation.items)
+            result.failures += try checkIncremental(test, of: rule, engine: engine, store: store, full: evaluation)
         } catch {
             result.failures.append("test setup failed: \(error)")
         }

@@ -54,7 +54,12 @@ public struct RuleValidator {
         for rule in rules { issues += validate(rule, database: store.database, now: now) }
         if let postgres {
             let check = try PostgresRuleCheck(settings: postgres)
-            for rule in rules { issues += check.check(rule, overrides: paramOverrides[rule.id] ?? [:]) }
+            for rule in rules {
+                issues += check.check(rule, overrides: paramOverrides[rule.id] ?? [:])
+                for variant in Self.incrementalVariants(of: rule) {
+                    issues += check.check(variant, overrides: paramOverrides[rule.id] ?? [:])
+                }
+            }
         }
         return issues
     }
@@ -135,6 +140,7 @@ public struct RuleValidator {
                 .warning, exception.line,
                 "exception (owner \(exception.owner)) expired \(exception.expires): it no longer suppresses")
         }
+        issues += validateIncremental(rule, database: database, resultColumns: Set(columns))
         if rule.tests.isEmpty { add(.warning, rule.line(of: "id"), "rule has no inline tests") }
         if rule.runbook.isEmpty { add(.warning, rule.line(of: "id"), "rule has no runbook") }
         return issues

@@ -19,6 +19,7 @@ public enum Schema {
         FindingsSchema.migration,
         Migration(version: 3, name: "credit consumption", sql: v3),
         EvidenceIndexes.migration,
+        IncrementalSchema.migration,
     ]
 
     /// The newest schema version.

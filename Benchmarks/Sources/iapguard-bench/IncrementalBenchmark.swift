@@ -1,0 +1,145 @@
+import Foundation
+import IAPGuard
+import Logging
+
+/// Incremental stage: the store is built from all but the last 1 % of every input file (by line; the
+/// world's files are written in time order per source), run fully; then the last 1 % is appended and the
+/// job runs again, incrementally. Prints the seconds of each run and of its stages, the ratio
+/// incremental / full, a full re-evaluation of the final store for comparison, and DuckDB (2 threads)
+/// re-scanning everything with the same rule SQL, with the ratio.
+enum IncrementalBenchmark {
+    static func run(_ options: BenchOptions) throws {
+        var config = try BenchWorld.config(options)
+        let folder = options.directory.appendingPathComponent("incremental")
+        try? FileManager.default.removeItem(at: folder)
+        let data = folder.appendingPathComponent("data")
+        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+        config.storePath = folder.appendingPathComponent("iapguard.sqlite")
+        config.reportsDirectory = folder.appendingPathComponent("reports")
+        // This checkout's rules (with their incremental: blocks), minus --skip-rules.
+        let rules = folder.appendingPathComponent("rules")
+        try FileManager.default.createDirectory(at: rules, withIntermediateDirectories: true)
+        let repositoryRules = BenchOptions.repository.appendingPathComponent("rules")
+        for file in try FileManager.default.contentsOfDirectory(at: repositoryRules, includingPropertiesForKeys: nil)
+        where !options.skipRules.contains(where: { file.lastPathComponent.hasPrefix($0) }) {
+            try FileManager.default.copyItem(at: file, to: rules.appendingPathComponent(file.lastPathComponent))
+        }
+        config.rulesDirectory = rules
+        Measure.header("incr", "base = all but the last 1 % of each input, then + 1 %")
+        var tails: [(URL, Data)] = []
+        var tailRecords = 0
+        for index in config.sources.indices {
+            let source = config.sources[index]
+            let bytes = try Data(contentsOf: source.path)
+            var lineStarts: [Int] = [0]
+            for (offset, byte) in bytes.enumerated() where byte == UInt8(ascii: "\n") && offset + 1 < bytes.count {
+                lineStarts.append(offset + 1)
+            }
+            let header = source.format == .csv ? 1 : 0
+            let records = lineStarts.count - header
+            let keep = header + records - max(1, records / 100)
+            let cut = lineStarts[keep]
+            let target = data.appendingPathComponent(source.path.lastPathComponent)
+            try bytes.prefix(cut).write(to: target)
+            tails.append((target, bytes.suffix(from: cut)))
+            tailRecords += lineStarts.count - keep
+            config.sources[index].path = target
+        }
+        var logger = Logger(label: "bench")
+        logger.logLevel = .warning
+        let pipeline = Pipeline(config: config, verifier: try JWSVerifier.make(for: config), logger: logger)
+        let (first, firstSeconds) = try Measure.time {
+            try pipeline.run(Pipeline.Options(until: BenchWorld.now - 86_400_000, failOn: nil))
+        }
+        describe("full run (99 %)", first, firstSeconds)
+        for (file, tail) in tails {
+            let handle = try FileHandle(forWritingTo: file)
+            try handle.seekToEnd()
+            try handle.write(contentsOf: tail)
+            try handle.close()
+        }
+        let (second, secondSeconds) = try Measure.time {
+            try pipeline.run(Pipeline.Options(until: BenchWorld.now, failOn: nil))
+        }
+        describe("incremental run (+1 %, \(tailRecords) records)", second, secondSeconds)
+        let incremental = second.ruleModes.values.filter { $0 == "incremental" }.count
+        Measure.line(
+            "incr", "rules evaluated incrementally",
+            "\(incremental) of \(second.ruleModes.count); scope \(second.scopeKeys)")
+        for (rule, mode) in second.ruleModes.sorted(by: { $0.key < $1.key }) where mode != "incremental" {
+            Measure.line("incr", "  \(rule)", mode)
+        }
+        // The same final store evaluated fully (the rule states forgotten; unchanged files are skipped).
+        let store = try SQLiteStore(path: config.storePath.path)
+        try store.database.run("DELETE FROM rule_state", [])
+        let (third, thirdSeconds) = try Measure.time {
+            try pipeline.run(Pipeline.Options(until: BenchWorld.now + 1, failOn: nil))
+        }
+        describe("full re-evaluation of the final store", third, thirdSeconds)
+        let incrementalRules = (second.stageSeconds["rules"] ?? 0)
+        let fullRules = (third.stageSeconds["rules"] ?? 0)
+        Measure.line(
+            "incr", "ratio incremental / full run",
+            String(
+                format: "whole run ×%.3f  (%.2f s / %.2f s)", secondSeconds / firstSeconds, secondSeconds, firstSeconds)
+        )
+        Measure.line(
+            "incr", "ratio incremental / full re-evaluation",
+            String(
+                format: "whole run ×%.3f  rule stage ×%.3f (%.2f s / %.2f s)", secondSeconds / thirdSeconds,
+                incrementalRules / max(fullRules, 1e-9), incrementalRules, fullRules))
+        try duckDB(
+            options, config: config, storePath: config.storePath.path, incremental: secondSeconds,
+            rulesStage: incrementalRules)
+        Measure.line("incr", "peak RSS of this stage", Measure.mib(Measure.peakRSS()))
+    }
+
+    static func describe(_ what: String, _ summary: RunSummary, _ seconds: Double) {
+        let stages = summary.stageSeconds.sorted { $0.key < $1.key }.map { String(format: "%@ %.2f", $0.key, $0.value) }
+        Measure.line("incr", what, String(format: "%8.2f s  ", seconds) + stages.joined(separator: ", "))
+    }
+
+    /// DuckDB re-running every rule's full SQL over the whole final store.
+    static func duckDB(
+        _ options: BenchOptions, config: Config, storePath: String, incremental: Double, rulesStage: Double
+    ) throws {
+        guard let directory = config.rulesDirectory else { return }
+        let (rules, _) = RuleSet.load(from: directory)
+        var list: [[String: Any]] = []
+        for rule in rules {
+            let bound = rule.boundParameters(
+                overrides: config.ruleParams[rule.id] ?? [:], now: BenchWorld.now, since: 0,
+                referenceCurrency: config.referenceCurrency)
+            var params: [String: Any] = [:]
+            for (name, value) in bound {
+                switch value {
+                case .integer(let n): params[name] = n
+                case .real(let d): params[name] = d
+                case .text(let t): params[name] = t
+                default: params[name] = NSNull()
+                }
+            }
+            list.append(["id": rule.id, "sql": rule.query, "params": params])
+        }
+        let rulesFile = options.directory.appendingPathComponent("rules-for-duckdb-incremental.json")
+        try JSONSerialization.data(withJSONObject: list, options: [.prettyPrinted]).write(to: rulesFile)
+        let rows: [[String: Any]]
+        do {
+            rows = try PythonSideBySide.run(options, ["duckdb", storePath, rulesFile.path])
+        } catch {
+            print("incremental   DuckDB not measured: \(error)")
+            return
+        }
+        var total = 0.0
+        var ran = 0
+        for row in rows where row["rule"] != nil && row["error"] == nil {
+            total += row["seconds"] as? Double ?? 0
+            ran += 1
+        }
+        Measure.line(
+            "incr", "DuckDB re-scanning everything (\(ran) rules, 2 threads)",
+            String(
+                format: "%8.3f s  DuckDB / incremental run ×%.2f  DuckDB / incremental rule stage ×%.2f", total,
+                total / max(incremental, 1e-9), total / max(rulesStage, 1e-9)))
+    }
+}

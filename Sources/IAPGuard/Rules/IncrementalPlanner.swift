@@ -1,0 +1,252 @@
+import Foundation
+
+/// Decides, per rule, whether a rule stage evaluates it fully or incrementally, builds the dirty scope, and
+/// records each rule's evaluation afterwards (table `rule_state`). See `docs/rules.md`, *Incremental
+/// evaluation*.
+///
+/// A rule is evaluated incrementally when it has an `incremental:` block, the store holds its previous
+/// evaluation with the same fingerprint (rule definition, bound parameters, reference currency, configured
+/// apps, catalog and testers), that evaluation priced no finding at its `:now`, `:now` did not move
+/// backwards, no exception of the rule expires between the two nows, and its time queries ran. Everything
+/// else is evaluated fully — always correct.
+public struct IncrementalPlanner {
+    /// How one rule is evaluated in this stage.
+    public enum Mode: Sendable, Hashable, CustomStringConvertible {
+        case full(reason: String)
+        case incremental(scopeKeys: Int)
+
+        public var description: String {
+            switch self {
+            case .full(let reason): "full (\(reason))"
+            case .incremental(let keys): "incremental (\(keys) keys in scope)"
+            }
+        }
+
+        public var isIncremental: Bool {
+            if case .incremental = self { return true }
+            return false
+        }
+    }
+
+    /// The plan of one rule stage.
+    public struct Plan: Sendable {
+        public var modes: [String: Mode] = [:]
+        /// The scopes of the rules evaluated incrementally, by rule id.
+        public var scopes: [String: RuleScope] = [:]
+        /// Keys in the shared scope, by kind (empty when no rule is incremental).
+        public var sharedScope: [ScopeKind: Int] = [:]
+        /// Seconds spent computing the scope.
+        public var seconds: Double = 0
+    }
+
+    /// A rule's stored previous evaluation.
+    struct State {
+        var fingerprint: String
+        var runID: Int64
+        var now: Int64
+        var pricedAtNow: Bool
+    }
+
+    public let store: any SQLBackedStore
+    public let referenceCurrency: String
+    public let paramOverrides: [String: [String: SQLValue]]
+
+    public init(store: any SQLBackedStore, referenceCurrency: String, paramOverrides: [String: [String: SQLValue]]) {
+        self.store = store
+        self.referenceCurrency = referenceCurrency
+        self.paramOverrides = paramOverrides
+    }
+
+    var database: any SQLExecutor { store.connection }
+
+    /// Plans the stage of run `runID` at `now`; `forceFull` (a full rebuild, a rewound window) evaluates
+    /// every rule fully. Runs inside the rule stage's transaction.
+    public func plan(rules: [Rule], runID: Int64, now: Int64, forceFull: String?) throws -> Plan {
+        let start = Date()
+        var plan = Plan()
+        let reference = try referenceFingerprint()
+        let fxFrom = try fxChangedFrom()
+        var states: [String: State] = [:]
+        for row in try database.query(
+            "SELECT rule_id, fingerprint, run_id, evaluated_now, priced_at_now FROM rule_state", [])
+        {
+            guard let id = row[0].textValue, let fingerprint = row[1].textValue, let run = row[2].integerValue,
+                let evaluatedNow = row[3].integerValue
+            else { continue }
+            states[id] = State(
+                fingerprint: fingerprint, runID: run, now: evaluatedNow, pricedAtNow: (row[4].integerValue ?? 0) != 0)
+        }
+        var candidates: [(Rule, State)] = []
+        for rule in rules {
+            let reason: String?
+            let state = states[rule.id]
+            if let forceFull {
+                reason = forceFull
+            } else if rule.incremental == nil {
+                reason = "no incremental: block"
+            } else if let state {
+                if state.fingerprint != fingerprint(rule, reference: reference) {
+                    reason = "rule, parameters or configuration changed"
+                } else if state.pricedAtNow {
+                    reason = "the last evaluation priced findings at its :now"
+                } else if state.now > now {
+                    reason = ":now is before the last evaluation's"
+                } else if rule.exceptions.contains(where: { exception in
+                    guard let end = exception.expiresAfterMillis else { return false }
+                    return end >= state.now && end <= now
+                }) {
+                    reason = "an exception expires since the last evaluation"
+                } else {
+                    reason = nil
+                }
+            } else {
+                reason = "no earlier evaluation"
+            }
+            if let reason {
+                plan.modes[rule.id] = .full(reason: reason)
+            } else if let state {
+                candidates.append((rule, state))
+            }
+        }
+        try database.run("DELETE FROM incremental_scope", [])
+        if let since = candidates.map(\.1.runID).min() {
+            let builder = ScopeBuilder(database: database)
+            plan.sharedScope = try builder.build(sinceRunID: since, fxChangedFrom: fxFrom)
+            for (rule, state) in candidates {
+                do {
+                    let keys = try timeKeys(rule, previousNow: state.now, now: now)
+                    try builder.add(ruleID: rule.id, keys: keys)
+                    guard let scope = try RuleScope.load(rule: rule, from: database) else { continue }
+                    plan.scopes[rule.id] = scope
+                    plan.modes[rule.id] = .incremental(scopeKeys: scope.count)
+                } catch {
+                    plan.modes[rule.id] = .full(reason: "time query failed: \(error)")
+                }
+            }
+        }
+        try rememberFXRates()
+        plan.seconds = Date().timeIntervalSince(start)
+        return plan
+    }
+
+    /// Records the evaluation of each rule of `result` (a rule that failed loses its state: it is
+    /// evaluated fully next time).
+    public func record(_ result: RuleRunResult, rules: [Rule], runID: Int64, now: Int64) throws {
+        let reference = try referenceFingerprint()
+        let byID = Dictionary(rules.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        for stats in result.stats {
+            guard let rule = byID[stats.ruleID], stats.error == nil else {
+                try database.run("DELETE FROM rule_state WHERE rule_id = ?", [.text(stats.ruleID)])
+                continue
+            }
+            try database.run(
+                """
+                INSERT INTO rule_state (rule_id, fingerprint, run_id, evaluated_now, mode, priced_at_now)
+                VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT (rule_id) DO UPDATE SET fingerprint = excluded.fingerprint, run_id = excluded.run_id,
+                    evaluated_now = excluded.evaluated_now, mode = excluded.mode,
+                    priced_at_now = excluded.priced_at_now
+                """,
+                [
+                    .text(rule.id), .text(fingerprint(rule, reference: reference)), .integer(runID), .integer(now),
+                    .text(stats.mode ?? "full"), .integer(stats.pricedAtNow > 0 ? 1 : 0),
+                ])
+        }
+    }
+
+    // MARK: Pieces
+
+    /// The keys `rule`'s time queries report for `at` in `[previousNow, now]`.
+    func timeKeys(_ rule: Rule, previousNow: Int64, now: Int64) throws -> [(ScopeKind, String)] {
+        guard let incremental = rule.incremental else { return [] }
+        var parameters = rule.boundParameters(
+            overrides: paramOverrides[rule.id] ?? [:], now: now, since: 0, referenceCurrency: referenceCurrency)
+        parameters["previous_now"] = .integer(previousNow)
+        var keys: [(ScopeKind, String)] = []
+        for query in incremental.timeQueries {
+            try store.query(
+                "SELECT * FROM (\(query)) moments WHERE moments.at >= :previous_now AND moments.at <= :now",
+                parameters: parameters
+            ) { columns, values in
+                var row: [String: SQLValue] = [:]
+                for (column, value) in zip(columns, values) { row[column] = value }
+                guard let key = row["key"]?.textValue else { return }
+                let kind: ScopeKind
+                if let text = row["kind"]?.textValue {
+                    guard let named = ScopeKind(rawValue: text) else {
+                        throw RuleEngineError(message: "time query returned kind '\(text)', not a scope kind")
+                    }
+                    kind = named
+                } else if let fixed = incremental.kind {
+                    kind = fixed
+                } else {
+                    throw RuleEngineError(
+                        message: "time query has no kind column (the rule's kind comes from a column)")
+                }
+                keys.append((kind, key))
+            }
+        }
+        return keys
+    }
+
+    /// A stable fingerprint of what a rule's findings are computed from.
+    func fingerprint(_ rule: Rule, reference: String) -> String {
+        var parts: [String] = [
+            rule.id, rule.title, rule.version, rule.status.rawValue, rule.level.rawValue, rule.query,
+            rule.entityKey.joined(separator: ","), rule.evidenceColumns.joined(separator: ","),
+            rule.incremental.map {
+                [$0.template, $0.keyColumn, $0.kind?.rawValue ?? "", $0.kindColumn ?? ""] + $0.timeQueries
+            }?
+            .joined(separator: "\u{1E}") ?? "",
+            referenceCurrency, reference,
+        ]
+        parts += rule.evidenceQueries.map { "\($0.kind)\u{1F}\($0.limit)\u{1F}\($0.sql)" }
+        parts += rule.exceptions.map { exception in
+            exception.match.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
+                + "\u{1F}\(exception.owner)\u{1F}\(exception.reason)\u{1F}\(exception.expires)"
+        }
+        let bound = rule.boundParameters(
+            overrides: paramOverrides[rule.id] ?? [:], now: 0, since: 0, referenceCurrency: referenceCurrency)
+        parts += bound.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+        return Hashing.sha256Hex(parts.joined(separator: "\u{1D}"))
+    }
+
+    /// A fingerprint of the configured apps, catalog and testers (FX rates are tracked by date instead).
+    func referenceFingerprint() throws -> String {
+        var text = ""
+        for sql in [
+            "SELECT bundle_id, app_apple_id, environments FROM ref_app ORDER BY bundle_id",
+            "SELECT bundle_id, product_id, type, units, ref_price, ref_currency FROM ref_product ORDER BY bundle_id, product_id",
+            "SELECT user_id, note FROM ref_tester ORDER BY user_id",
+        ] {
+            for row in try database.query(sql, []) {
+                text += row.map { $0.textValue ?? "\u{0}" }.joined(separator: "\u{1F}") + "\n"
+            }
+            text += "\u{1D}"
+        }
+        return Hashing.sha256Hex(text)
+    }
+
+    /// The earliest date of an FX rate added, changed or removed since the last rule stage (nil: none).
+    func fxChangedFrom() throws -> Int64? {
+        let rows = try database.query(
+            """
+            SELECT MIN(rate_date) FROM (
+                SELECT r.rate_date FROM ref_fx_rate r
+                WHERE NOT EXISTS (SELECT 1 FROM fx_rate_seen s WHERE s.currency = r.currency
+                                  AND s.rate_date = r.rate_date AND s.per_eur = r.per_eur)
+                UNION ALL
+                SELECT s.rate_date FROM fx_rate_seen s
+                WHERE NOT EXISTS (SELECT 1 FROM ref_fx_rate r WHERE r.currency = s.currency
+                                  AND r.rate_date = s.rate_date AND r.per_eur = s.per_eur)) changed
+            """, [])
+        return rows.first?.first?.integerValue
+    }
+
+    func rememberFXRates() throws {
+        try database.run("DELETE FROM fx_rate_seen", [])
+        try database.run(
+            "INSERT INTO fx_rate_seen (currency, rate_date, per_eur) SELECT currency, rate_date, per_eur FROM ref_fx_rate WHERE currency IS NOT NULL",
+            [])
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+
+/// The engine's incremental pieces (kept out of RuleEngine.swift; called from `evaluate(rule:…, scope:)`).
+extension RuleEngine {
+    /// The rows whose entity is in `scope`; nil when a row's scope key cannot be told.
+    static func rowsInScope(_ rows: [[String: SQLValue]], _ scope: RuleScope) -> [[String: SQLValue]]? {
+        var kept: [[String: SQLValue]] = []
+        kept.reserveCapacity(rows.count)
+        for row in rows {
+            guard let inScope = scope.contains(row: row) else { return nil }
+            if inScope { kept.append(row) }
+        }
+        return kept
+    }
+
+    /// Whether the scope of every standing earlier finding can be told.
+    static func priorDecidable(_ prior: [String: Finding], _ scope: RuleScope) -> Bool {
+        prior.values.allSatisfy { $0.status == .resolved || scope.contains(entityKey: $0.entityKey) != nil }
+    }
+
+    /// Rows the engine prices at `:now`: an amount and currency, but neither `amount_ref` nor `purchase_date`.
+    static func pricedAtNow(_ rows: [[String: SQLValue]]) -> Int {
+        rows.filter { row in
+            (row["amount"].map { !$0.isNull } ?? false) && (row["currency"].map { !$0.isNull } ?? false)
+                && (row["amount_ref"]?.isNull ?? true) && (row["purchase_date"]?.isNull ?? true)
+        }.count
+    }
+
+    /// Evaluates `rule` fully after an incremental evaluation could not be done soundly.
+    func fullFallback(
+        _ rule: Rule, _ runID: Int64, _ now: Int64, _ since: Int64, _ fx: FXTable, _ reason: String
+    ) -> Evaluation {
+        var evaluation = evaluate(rule: rule, runID: runID, now: now, since: since, fx: fx, scope: nil)
+        evaluation.stats.mode = "full (\(reason))"
+        return evaluation
+    }
+
+    /// Keeps an earlier finding outside the scope as a full evaluation would have produced it again: same
+    /// content, status recurring (suppressed stays suppressed), this run.
+    func carryOver(_ earlier: Finding, runID: Int64, into evaluation: inout Evaluation) {
+        var finding = earlier
+        finding.runID = runID
+        if finding.status != .suppressed { finding.status = .recurring }
+        switch (finding.status, finding.outcome) {
+        case (.suppressed, _): evaluation.stats.suppressed += 1
+        case (_, .inconclusive): evaluation.stats.inconclusive += 1
+        default:
+            evaluation.stats.hits += 1
+            evaluation.stats.recurring += 1
+        }
+        evaluation.stats.carried += 1
+        evaluation.carried.append(finding)
+    }
+}

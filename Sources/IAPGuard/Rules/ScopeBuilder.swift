@@ -1,0 +1,193 @@
+import Foundation
+
+/// Computes the shared dirty scope of an incremental rule stage in SQL, into `incremental_scope` (rule_id
+/// `''`), on any SQL-backed store (plain `INSERT … SELECT`; no temporary tables or engine-only functions).
+///
+/// Seeds are the keys of every row changed after run `sinceRunID` — transactions and orders and credits
+/// whose `last_run_id` is later, sightings and notifications whose `first_run_id` is later, and the old
+/// values of changed key fields from `change_log` — plus, when FX rates changed, the transactions and
+/// credits dated on or after the earliest changed rate. The seeds are then closed over the keys rules
+/// relate by, in three steps:
+///
+/// 1. fan out from the transactions: their original ids and tokens, their sightings' receipts, submitters
+///    and submitted orders, their orders (id, owner, token, username) and their credits (id, user, order),
+///    and the credits of scoped orders;
+/// 2. back to transactions: those of scoped orders, credits, original ids, tokens, usernames, receipts and
+///    users (a user's other purchases);
+/// 3. fan out again as in 1.
+///
+/// So a new refund for transaction T scopes T, its original id, the users credited for it and the owners
+/// of its orders (step 1), their other purchases (step 2) and those purchases' orders and credits (step 3).
+public struct ScopeBuilder {
+    public let database: any SQLExecutor
+
+    public init(database: any SQLExecutor) {
+        self.database = database
+    }
+
+    /// Replaces the shared scope with the rows changed after `sinceRunID`, closed (see the type). Returns
+    /// the number of keys by kind.
+    @discardableResult
+    public func build(sinceRunID: Int64, fxChangedFrom: Int64?) throws -> [ScopeKind: Int] {
+        try database.run("DELETE FROM incremental_scope", [])
+        try seed(sinceRunID: sinceRunID, fxChangedFrom: fxChangedFrom)
+        try fanOut()
+        try backToTransactions()
+        try fanOut()
+        return try counts()
+    }
+
+    /// Adds `keys` (kind, key) for one rule (its time dependence).
+    public func add(ruleID: String, keys: [(ScopeKind, String)]) throws {
+        for (kind, key) in keys {
+            try database.run(
+                "INSERT INTO incremental_scope (rule_id, kind, scope_key) VALUES (?, ?, ?) ON CONFLICT (rule_id, kind, scope_key) DO NOTHING",
+                [.text(ruleID), .text(kind.rawValue), .text(RuleScope.normalized(key, kind))])
+        }
+    }
+
+    /// Keys in the shared scope, by kind.
+    public func counts() throws -> [ScopeKind: Int] {
+        var out: [ScopeKind: Int] = [:]
+        for row in try database.query(
+            "SELECT kind, COUNT(*) FROM incremental_scope WHERE rule_id = '' GROUP BY kind", [])
+        {
+            if let kind = row[0].textValue.flatMap(ScopeKind.init(rawValue:)) {
+                out[kind] = Int(row[1].integerValue ?? 0)
+            }
+        }
+        return out
+    }
+
+    // MARK: Steps
+
+    /// Inserts `SELECT expression FROM body` as keys of `kind` (NULLs skipped, duplicates ignored).
+    func insert(_ kind: ScopeKind, _ expression: String, _ body: String, _ parameters: [SQLValue] = []) throws {
+        try database.run(
+            """
+            INSERT INTO incremental_scope (rule_id, kind, scope_key)
+            SELECT DISTINCT '', '\(kind.rawValue)', k FROM (SELECT \(expression) AS k FROM \(body)) seeds
+            WHERE k IS NOT NULL
+            ON CONFLICT (rule_id, kind, scope_key) DO NOTHING
+            """, parameters)
+    }
+
+    /// `expression IN (keys of kind)`.
+    func inScope(_ kind: ScopeKind, _ expression: String) -> String {
+        "\(expression) IN (SELECT scope_key FROM incremental_scope WHERE rule_id = '' AND kind = '\(kind.rawValue)')"
+    }
+
+    func seed(sinceRunID: Int64, fxChangedFrom: Int64?) throws {
+        let run: [SQLValue] = [.integer(sinceRunID)]
+        let transactions = "apple_transaction WHERE last_run_id > ?"
+        try insert(.transactionID, "transaction_id", transactions, run)
+        try insert(.originalTransactionID, "original_transaction_id", transactions, run)
+        try insert(.appAccountToken, "LOWER(app_account_token)", transactions, run)
+        let sightings = "apple_sighting WHERE first_run_id > ?"
+        try insert(.transactionID, "transaction_id", sightings, run)
+        try insert(.originalTransactionID, "original_transaction_id", sightings, run)
+        try insert(.appAccountToken, "LOWER(app_account_token)", sightings, run)
+        try insert(.receiptKey, "receipt_key", sightings, run)
+        try insert(.userID, "submitted_by_user_id", sightings, run)
+        try insert(.orderID, "submitted_order_id", sightings, run)
+        let orders = "backend_order WHERE last_run_id > ?"
+        try insert(.orderID, "order_id", orders, run)
+        try insert(.userID, "user_id", orders, run)
+        try insert(.transactionID, "transaction_id", orders, run)
+        try insert(.appAccountToken, "LOWER(app_account_token)", orders, run)
+        try insert(.applicationUsername, "application_username", orders, run)
+        let credits = "credit WHERE last_run_id > ?"
+        try insert(.creditID, "credit_id", credits, run)
+        try insert(.transactionID, "transaction_id", credits, run)
+        try insert(.orderID, "order_id", credits, run)
+        try insert(.userID, "user_id", credits, run)
+        let notifications = "notification WHERE first_run_id > ?"
+        try insert(.transactionID, "transaction_id", notifications, run)
+        try insert(.originalTransactionID, "original_transaction_id", notifications, run)
+        // What a changed row related to before the change (an order moved to another user, …).
+        let fields: [(entity: String, field: String, kind: ScopeKind, lower: Bool)] = [
+            ("transaction", "original_transaction_id", .originalTransactionID, false),
+            ("transaction", "app_account_token", .appAccountToken, true),
+            ("order", "user_id", .userID, false), ("order", "transaction_id", .transactionID, false),
+            ("order", "app_account_token", .appAccountToken, true),
+            ("order", "application_username", .applicationUsername, false),
+            ("credit", "transaction_id", .transactionID, false), ("credit", "order_id", .orderID, false),
+            ("credit", "user_id", .userID, false),
+        ]
+        for entry in fields {
+            try insert(
+                entry.kind, entry.lower ? "LOWER(old_value)" : "old_value",
+                "change_log WHERE run_id > ? AND entity = ? AND field = ?",
+                run + [.text(entry.entity), .text(entry.field)])
+        }
+        if let from = fxChangedFrom {
+            try insert(.transactionID, "transaction_id", "apple_transaction WHERE purchase_date >= ?", [.integer(from)])
+            try insert(.creditID, "credit_id", "credit WHERE credited_at >= ?", [.integer(from)])
+            try insert(.transactionID, "transaction_id", "credit WHERE credited_at >= ?", [.integer(from)])
+        }
+    }
+
+    /// `table WHERE condition` for each condition: one statement each, so each can use its own index (an `OR`
+    /// of `IN` lookups on different columns would scan the table).
+    func each(_ table: String, _ conditions: [String]) -> [String] {
+        conditions.map { "\(table) WHERE \($0)" }
+    }
+
+    func fanOut() throws {
+        let transactions = "apple_transaction WHERE " + inScope(.transactionID, "transaction_id")
+        try insert(.originalTransactionID, "original_transaction_id", transactions)
+        try insert(.appAccountToken, "LOWER(app_account_token)", transactions)
+        let sightings = "apple_sighting WHERE " + inScope(.transactionID, "transaction_id")
+        try insert(.originalTransactionID, "original_transaction_id", sightings)
+        try insert(.appAccountToken, "LOWER(app_account_token)", sightings)
+        try insert(.receiptKey, "receipt_key", sightings)
+        try insert(.userID, "submitted_by_user_id", sightings)
+        try insert(.orderID, "submitted_order_id", sightings)
+        for orders in each(
+            "backend_order", [inScope(.transactionID, "transaction_id"), inScope(.orderID, "order_id")])
+        {
+            try insert(.orderID, "order_id", orders)
+            try insert(.userID, "user_id", orders)
+            try insert(.appAccountToken, "LOWER(app_account_token)", orders)
+            try insert(.applicationUsername, "application_username", orders)
+        }
+        for credits in each(
+            "credit",
+            [
+                inScope(.transactionID, "transaction_id"), inScope(.orderID, "order_id"),
+                inScope(.creditID, "credit_id"),
+            ])
+        {
+            try insert(.creditID, "credit_id", credits)
+            try insert(.userID, "user_id", credits)
+            try insert(.orderID, "order_id", credits)
+        }
+    }
+
+    func backToTransactions() throws {
+        let sources =
+            each(
+                "backend_order",
+                [
+                    inScope(.orderID, "order_id"), inScope(.userID, "user_id"),
+                    inScope(.appAccountToken, "LOWER(app_account_token)"),
+                    inScope(.applicationUsername, "application_username"),
+                ])
+            + each(
+                "credit",
+                [inScope(.creditID, "credit_id"), inScope(.orderID, "order_id"), inScope(.userID, "user_id")])
+            + each(
+                "apple_transaction",
+                [
+                    inScope(.originalTransactionID, "original_transaction_id"),
+                    inScope(.appAccountToken, "LOWER(app_account_token)"),
+                ])
+            + each(
+                "apple_sighting",
+                [
+                    inScope(.receiptKey, "receipt_key"), inScope(.userID, "submitted_by_user_id"),
+                    inScope(.originalTransactionID, "original_transaction_id"),
+                ])
+        for source in sources { try insert(.transactionID, "transaction_id", source) }
+    }
+}

@@ -1,0 +1,13 @@
+/// The kinds of keys an incremental evaluation scopes by: the ids rules relate purchases, orders, credits
+/// and accounts by. The dirty scope (table `incremental_scope`) holds keys of these kinds.
+public enum ScopeKind: String, Sendable, Hashable, CaseIterable, Codable {
+    case transactionID = "transaction_id"
+    case originalTransactionID = "original_transaction_id"
+    case orderID = "order_id"
+    case creditID = "credit_id"
+    case userID = "user_id"
+    /// Lower-cased, as rules compare tokens.
+    case appAccountToken = "app_account_token"
+    case applicationUsername = "application_username"
+    case receiptKey = "receipt_key"
+}

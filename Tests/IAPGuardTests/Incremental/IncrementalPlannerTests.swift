@@ -1,0 +1,165 @@
+import Foundation
+import Testing
+
+@testable import IAPGuard
+
+/// Time dependence and the choice of mode: entities whose result can change only because `:now` moved join
+/// the scope; anything the planner cannot scope soundly is evaluated fully.
+@Suite struct IncrementalPlannerTests {
+    static let hour: Int64 = 3_600_000
+
+    static func rule(_ id: String) throws -> Rule {
+        var root = URL(fileURLWithPath: #filePath)
+        for _ in 0..<4 { root.deleteLastPathComponent() }
+        let (rules, errors) = RuleSet.load(from: root.appendingPathComponent("rules"))
+        #expect(errors.isEmpty)
+        return try #require(rules.first { $0.id == id })
+    }
+
+    static func store(_ given: [(String, [[String: SQLValue]])]) throws -> SQLiteStore {
+        try ScopeClosureTests.store(given)
+    }
+
+    static func planner(_ store: SQLiteStore) -> IncrementalPlanner {
+        IncrementalPlanner(store: store, referenceCurrency: "USD", paramOverrides: [:])
+    }
+
+    static func keys(_ rule: Rule, _ store: SQLiteStore, from: Int64, to: Int64) throws -> Set<String> {
+        Set(try planner(store).timeKeys(rule, previousNow: from, now: to).map { "\($0.0.rawValue):\($0.1)" })
+    }
+
+    @Test func aRefundGracePeriodEndingBetweenTheTwoNowsScopesTheTransaction() throws {
+        let rule = try Self.rule("IAP-015")
+        let refund: Int64 = 1_000 * Self.hour
+        let store = try Self.store([
+            (
+                "notifications",
+                [
+                    [
+                        "notification_uuid": .text("n"), "notification_type": .text("REFUND"),
+                        "transaction_id": .text("T1"),
+                        "revocation_date": .integer(refund), "verification": .text("verified"),
+                    ]
+                ]
+            )
+        ])
+        // grace_hours defaults to 72: the outcome can change when :now passes refund + 72 h.
+        #expect(
+            try Self.keys(rule, store, from: refund + 71 * Self.hour, to: refund + 73 * Self.hour) == [
+                "transaction_id:T1"
+            ])
+        #expect(try Self.keys(rule, store, from: refund + 73 * Self.hour, to: refund + 90 * Self.hour).isEmpty)
+        #expect(try Self.keys(rule, store, from: refund - Self.hour, to: refund + Self.hour) == ["transaction_id:T1"])
+    }
+
+    @Test func aCreditReversalDatedBetweenTheTwoNowsScopesIt() throws {
+        let rule = try Self.rule("IAP-001")
+        let store = try Self.store([
+            (
+                "credits",
+                [
+                    [
+                        "credit_id": .text("c"), "transaction_id": .text("T1"), "user_id": .text("u"),
+                        "reversed_at": .integer(500 * Self.hour),
+                    ]
+                ]
+            )
+        ])
+        #expect(try Self.keys(rule, store, from: 400 * Self.hour, to: 600 * Self.hour) == ["transaction_id:T1"])
+        #expect(try Self.keys(rule, store, from: 600 * Self.hour, to: 700 * Self.hour).isEmpty)
+    }
+
+    @Test func aRefundLeavingTheRollingWindowScopesItsUsers() throws {
+        let rule = try Self.rule("IAP-016")
+        let refund: Int64 = 10_000 * Self.hour
+        let store = try Self.store([
+            (
+                "transactions",
+                [
+                    [
+                        "transaction_id": .text("T1"), "revocation_date": .integer(refund),
+                        "verification": .text("verified"),
+                    ]
+                ]
+            ),
+            ("credits", [["credit_id": .text("c"), "transaction_id": .text("T1"), "user_id": .text("u-1")]]),
+            ("orders", [["order_id": .text("o"), "transaction_id": .text("T1"), "user_id": .text("u-2")]]),
+        ])
+        let expiry = refund + 90 * 24 * Self.hour
+        #expect(
+            try Self.keys(rule, store, from: expiry - Self.hour, to: expiry + Self.hour) == [
+                "user_id:u-1", "user_id:u-2",
+            ])
+        #expect(try Self.keys(rule, store, from: refund + Self.hour, to: refund + 2 * Self.hour).isEmpty)
+    }
+
+    @Test func theMissingCreditRuleIsAlwaysFull() throws {
+        let rule = try Self.rule("IAP-014")
+        #expect(rule.incremental == nil)
+        let store = try Self.store([])
+        let plan = try Self.planner(store).plan(rules: [rule], runID: 2, now: 1000, forceFull: nil)
+        #expect(plan.modes["IAP-014"] == .full(reason: "no incremental: block"))
+    }
+
+    @Test func aRuleRunsIncrementallyOnlyAfterAnUnchangedEvaluationAndNotWhenItPricedAtNow() throws {
+        let rule = try Self.rule("IAP-001")
+        let store = try Self.store([])
+        let planner = Self.planner(store)
+        #expect(
+            try planner.plan(rules: [rule], runID: 1, now: 1000, forceFull: nil).modes["IAP-001"]
+                == .full(reason: "no earlier evaluation"))
+        var stats = RuleRunResult.RuleStats(ruleID: rule.id, ruleVersion: rule.version, ruleStatus: rule.status)
+        try planner.record(RuleRunResult(stats: [stats]), rules: [rule], runID: 1, now: 1000)
+        #expect(
+            try planner.plan(rules: [rule], runID: 2, now: 2000, forceFull: nil).modes["IAP-001"]?.isIncremental == true
+        )
+        #expect(
+            try planner.plan(rules: [rule], runID: 2, now: 500, forceFull: nil).modes["IAP-001"]?.isIncremental == false
+        )
+        #expect(
+            try planner.plan(rules: [rule], runID: 2, now: 2000, forceFull: "--full-rebuild").modes["IAP-001"]
+                == .full(reason: "--full-rebuild"))
+        var changed = rule
+        changed.query += " "
+        #expect(
+            try planner.plan(rules: [changed], runID: 2, now: 2000, forceFull: nil).modes["IAP-001"]?.isIncremental
+                == false)
+        let overridden = IncrementalPlanner(
+            store: store, referenceCurrency: "USD", paramOverrides: ["IAP-001": ["min_credits": .integer(3)]])
+        #expect(
+            try overridden.plan(rules: [rule], runID: 2, now: 2000, forceFull: nil).modes["IAP-001"]?.isIncremental
+                == false)
+        stats.pricedAtNow = 1
+        try planner.record(RuleRunResult(stats: [stats]), rules: [rule], runID: 2, now: 2000)
+        #expect(
+            try planner.plan(rules: [rule], runID: 3, now: 3000, forceFull: nil).modes["IAP-001"]?.isIncremental
+                == false)
+    }
+
+    @Test func scopeMacrosExpandToTrueInFullModeAndAreValidated() throws {
+        let template =
+            "SELECT 1 FROM credits c WHERE {{scope credit_id: c.credit_id}} AND {{ scope user_id : c.user_id }}"
+        #expect(try RuleIncremental.fullQuery(template) == "SELECT 1 FROM credits c WHERE 1 = 1 AND 1 = 1")
+        #expect(try RuleIncremental.macroKinds(in: template) == [.creditID, .userID])
+        #expect(throws: RuleIncremental.MacroError.self) { try RuleIncremental.fullQuery("WHERE {{scope nope: x}}") }
+        #expect(throws: RuleIncremental.MacroError.self) { try RuleIncremental.fullQuery("WHERE {{scope user_id: x") }
+        let text = """
+            id: X-1
+            title: t
+            description: d
+            version: "1"
+            status: stable
+            level: low
+            query: |
+              SELECT credit_id FROM credits c WHERE {{scope credit_id: c.credit_id}}
+            entity_key: [credit_id]
+            """
+        #expect(throws: RuleLoadError.self) { try RuleParser(file: "x.yaml").parse(text) }
+        let parsed = try RuleParser(file: "x.yaml").parse(text + "\nincremental: {key: credit_id, kind: credit_id}\n")
+        #expect(parsed.query == "SELECT credit_id FROM credits c WHERE 1 = 1\n")
+        #expect(parsed.incremental?.scopedQuery(ruleID: "X-1").contains("incremental_scope") == true)
+        #expect(throws: RuleLoadError.self) {
+            try RuleParser(file: "x.yaml").parse(text + "\nincremental: {key: user_id, kind: credit_id}\n")
+        }
+    }
+}

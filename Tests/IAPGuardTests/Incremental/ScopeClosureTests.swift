@@ -1,0 +1,126 @@
+import Foundation
+import Testing
+
+@testable import IAPGuard
+
+/// The dirty scope: rows changed after the last evaluation, closed over the keys rules relate by.
+@Suite struct ScopeClosureTests {
+    static func store(_ given: [(String, [[String: SQLValue]])]) throws -> SQLiteStore {
+        let store = try SQLiteStore(path: ":memory:")
+        try store.migrate()
+        var loader = RuleFixtureLoader(database: store.connection)
+        for (view, rows) in given {
+            try loader.insert(view: view, rows: rows.map { RuleTest.FixtureRow(values: $0) })
+        }
+        return store
+    }
+
+    static func scope(_ store: SQLiteStore) throws -> Set<String> {
+        Set(
+            try store.database.query("SELECT kind, scope_key FROM incremental_scope WHERE rule_id = ''").map {
+                "\($0[0].textValue ?? ""):\($0[1].textValue ?? "")"
+            })
+    }
+
+    /// A world of two users: u-1 bought T1 (original O1) and T2, u-2 bought T3; u-1's T1 was also
+    /// credited to u-3.
+    static func world() throws -> SQLiteStore {
+        try store([
+            (
+                "transactions",
+                [
+                    [
+                        "transaction_id": .text("T1"), "original_transaction_id": .text("O1"),
+                        "app_account_token": .text("AAAA-1"),
+                    ],
+                    ["transaction_id": .text("T2"), "original_transaction_id": .text("T2")],
+                    ["transaction_id": .text("T3"), "original_transaction_id": .text("T3")],
+                ]
+            ),
+            (
+                "orders",
+                [
+                    ["order_id": .text("o-1"), "user_id": .text("u-1"), "transaction_id": .text("T1")],
+                    ["order_id": .text("o-2"), "user_id": .text("u-1"), "transaction_id": .text("T2")],
+                    ["order_id": .text("o-3"), "user_id": .text("u-2"), "transaction_id": .text("T3")],
+                ]
+            ),
+            (
+                "credits",
+                [
+                    [
+                        "credit_id": .text("c-1"), "transaction_id": .text("T1"), "order_id": .text("o-1"),
+                        "user_id": .text("u-1"),
+                    ],
+                    [
+                        "credit_id": .text("c-2"), "transaction_id": .text("T2"), "order_id": .text("o-2"),
+                        "user_id": .text("u-1"),
+                    ],
+                    [
+                        "credit_id": .text("c-3"), "transaction_id": .text("T3"), "order_id": .text("o-3"),
+                        "user_id": .text("u-2"),
+                    ],
+                    ["credit_id": .text("c-4"), "transaction_id": .text("T1"), "user_id": .text("u-3")],
+                ]
+            ),
+        ])
+    }
+
+    @Test func aNewRefundScopesItsTransactionTheCreditedUsersTheOrderOwnersAndTheirOtherPurchases() throws {
+        let store = try Self.world()
+        var loader = RuleFixtureLoader(database: store.connection)
+        try loader.insert(
+            view: "notifications",
+            rows: [
+                RuleTest.FixtureRow(values: [
+                    "notification_uuid": .text("n-1"), "notification_type": .text("REFUND"),
+                    "transaction_id": .text("T1"), "verification": .text("verified"),
+                ])
+            ])
+        try store.database.run("UPDATE notification SET first_run_id = 2")
+        let counts = try ScopeBuilder(database: store.connection).build(sinceRunID: 1, fxChangedFrom: nil)
+        let scope = try Self.scope(store)
+        for expected in [
+            "transaction_id:T1", "original_transaction_id:O1", "app_account_token:aaaa-1", "user_id:u-1",
+            "user_id:u-3", "order_id:o-1", "credit_id:c-1", "credit_id:c-4",
+            // u-1's other purchase and what hangs on it.
+            "transaction_id:T2", "order_id:o-2", "credit_id:c-2",
+        ] {
+            #expect(scope.contains(expected), "missing \(expected)")
+        }
+        for unrelated in ["transaction_id:T3", "user_id:u-2", "order_id:o-3", "credit_id:c-3"] {
+            #expect(!scope.contains(unrelated), "\(unrelated) is not related to the change")
+        }
+        #expect(counts[.transactionID] == 2)
+    }
+
+    @Test func nothingChangedMeansAnEmptyScope() throws {
+        let store = try Self.world()
+        try ScopeBuilder(database: store.connection).build(sinceRunID: 1, fxChangedFrom: nil)
+        #expect(try Self.scope(store).isEmpty)
+    }
+
+    @Test func anOrderMovedToAnotherUserScopesTheOldOwnerToo() throws {
+        let store = try Self.world()
+        try store.database.run("UPDATE backend_order SET user_id = 'u-9', last_run_id = 2 WHERE order_id = 'o-3'")
+        try store.database.run(
+            "INSERT INTO change_log (run_id, entity, entity_key, field, old_value, new_value) VALUES (2, 'order', 'o-3', 'user_id', 'u-2', 'u-9')"
+        )
+        try ScopeBuilder(database: store.connection).build(sinceRunID: 1, fxChangedFrom: nil)
+        let scope = try Self.scope(store)
+        #expect(scope.contains("user_id:u-2"))
+        #expect(scope.contains("user_id:u-9"))
+        #expect(scope.contains("credit_id:c-3"))
+        #expect(!scope.contains("transaction_id:T1"))
+    }
+
+    @Test func changedFXRatesScopeTransactionsDatedFromTheEarliestChange() throws {
+        let store = try Self.world()
+        try store.database.run("UPDATE apple_transaction SET purchase_date = 1000 WHERE transaction_id = 'T1'")
+        try store.database.run("UPDATE apple_transaction SET purchase_date = 5000 WHERE transaction_id = 'T3'")
+        try ScopeBuilder(database: store.connection).build(sinceRunID: 1, fxChangedFrom: 4000)
+        let scope = try Self.scope(store)
+        #expect(scope.contains("transaction_id:T3"))
+        #expect(!scope.contains("transaction_id:T1"))
+    }
+}
