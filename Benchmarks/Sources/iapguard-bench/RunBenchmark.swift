@@ -37,6 +37,15 @@ enum RunBenchmark {
             String(format: "%8.1f s  ", seconds) + Measure.rate(Double(records), seconds) + " records")
         let transactions = summary.storeCounts["transactions"] ?? 0
         Measure.line("run", "  store: \(transactions) transactions", "verification \(summary.verification)")
+        for (stage, stageSeconds) in summary.stageSeconds.sorted(by: { $0.key < $1.key }) {
+            Measure.line("run", "  stage \(stage)", String(format: "%8.1f s", stageSeconds))
+        }
+        for stats in summary.ruleStats.sorted(by: { $0.ruleID < $1.ruleID }) {
+            Measure.line(
+                "run", "  \(stats.ruleID) query",
+                String(format: "%8.2f s  ", stats.queryMillis / 1000)
+                    + "\(stats.hits + stats.inconclusive) findings\(stats.error.map { "  error: \($0)" } ?? "")")
+        }
         Measure.line("run", "peak RSS of the whole run", Measure.mib(Measure.peakRSS()))
     }
 }
