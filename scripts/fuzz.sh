@@ -32,7 +32,10 @@ build=(swift build -c debug --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address 
 "${build[@]}"
 bin="$("${build[@]}" --show-bin-path)"
 # Refuse to fuzz blind: the parsers' objects must carry coverage counters.
-if ! objdump -h "$bin/IAPGuard.build/CSVReader.swift.o" | grep -q __sancov_cntrs; then
+# (The section list is read whole first: with pipefail, `objdump | grep -q` fails when grep exits at the
+# first match and objdump then dies of SIGPIPE.)
+sections="$(objdump -h "$bin/IAPGuard.build/CSVReader.swift.o")"
+if [[ "$sections" != *__sancov_cntrs* ]]; then
   echo "the Swift code is not coverage-instrumented (check the -sanitize flags)" >&2
   exit 70
 fi
