@@ -46,7 +46,9 @@ enum IncrementalBenchmark {
             config.sources[index].path = target
         }
         var logger = Logger(label: "bench")
-        logger.logLevel = .warning
+        // IAPGUARD_BENCH_LOG=debug shows the planner's scope timing ("scope timing") and the persist timing.
+        logger.logLevel =
+            ProcessInfo.processInfo.environment["IAPGUARD_BENCH_LOG"].flatMap { Logger.Level(rawValue: $0) } ?? .warning
         let pipeline = Pipeline(config: config, verifier: try JWSVerifier.make(for: config), logger: logger)
         let (first, firstSeconds) = try Measure.time {
             try pipeline.run(Pipeline.Options(until: BenchWorld.now - 86_400_000, failOn: nil))

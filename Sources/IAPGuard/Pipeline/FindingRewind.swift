@@ -6,7 +6,8 @@ import Foundation
 ///
 /// Before the rule stage persists a run's findings it keeps the previous state of every `finding` row the
 /// run is about to change in the pipeline's private table `finding_undo` (one JSON image per row, `NULL`
-/// when the row did not exist). When a later run has a window ending at or before the `until` of such a
+/// when the row did not exist); for the findings an incremental run carries over unchanged, only their status
+/// and run ids move, and `finding_undo_carry` keeps those (written set-based, one statement per run). When a later run has a window ending at or before the `until` of such a
 /// run, it first rewinds that run: restores the images (newest run first), deletes the run's
 /// `finding_run` and `rule_run` rows, and marks the run `superseded`. All of this happens inside the rule
 /// stage's transaction, so a crash leaves either the old or the new state.
@@ -27,6 +28,18 @@ struct FindingRewind {
                     run_id INTEGER NOT NULL,
                     finding_id TEXT NOT NULL,
                     pre_image TEXT,
+                    PRIMARY KEY (run_id, finding_id)
+                )
+                """))
+        try database.execute(
+            database.dialect.ddl(
+                """
+                CREATE TABLE IF NOT EXISTS finding_undo_carry (
+                    run_id INTEGER NOT NULL,
+                    finding_id TEXT NOT NULL,
+                    status TEXT NOT NULL,
+                    last_seen_run_id INTEGER,
+                    last_run_id INTEGER,
                     PRIMARY KEY (run_id, finding_id)
                 )
                 """))
@@ -62,7 +75,8 @@ struct FindingRewind {
         let runs = try database.query(
             """
             SELECT r.run_id, r.window_until FROM run r
-            WHERE r.window_until < ? AND r.run_id IN (SELECT run_id FROM finding_undo)
+            WHERE r.window_until < ?
+              AND (r.run_id IN (SELECT run_id FROM finding_undo) OR r.run_id IN (SELECT run_id FROM finding_undo_carry))
             ORDER BY r.run_id
             """, [.integer(cutoff)]
         )
@@ -71,10 +85,12 @@ struct FindingRewind {
         var through = try prunedThrough() ?? Int64.min
         for row in runs {
             guard let runID = row[0].integerValue, let until = row[1].integerValue else { continue }
-            deleted += Int(
-                try database.query("SELECT COUNT(*) FROM finding_undo WHERE run_id = ?", [.integer(runID)])
-                    .first?.first?.integerValue ?? 0)
-            try database.run("DELETE FROM finding_undo WHERE run_id = ?", [.integer(runID)])
+            for table in ["finding_undo", "finding_undo_carry"] {
+                deleted += Int(
+                    try database.query("SELECT COUNT(*) FROM \(table) WHERE run_id = ?", [.integer(runID)])
+                        .first?.first?.integerValue ?? 0)
+                try database.run("DELETE FROM \(table) WHERE run_id = ?", [.integer(runID)])
+            }
             through = max(through, until)
         }
         try database.run("DELETE FROM finding_undo_pruned", [])
@@ -95,7 +111,8 @@ struct FindingRewind {
             """
             SELECT run_id FROM run
             WHERE run_id <> ? AND window_until >= ?
-              AND (status IN ('ok', 'partial') OR run_id IN (SELECT run_id FROM finding_undo))
+              AND (status IN ('ok', 'partial') OR run_id IN (SELECT run_id FROM finding_undo)
+                   OR run_id IN (SELECT run_id FROM finding_undo_carry))
             ORDER BY run_id DESC
             """, [.integer(currentRunID), .integer(until)]
         ).compactMap { $0[0].integerValue }
@@ -115,7 +132,20 @@ struct FindingRewind {
                     try database.run("DELETE FROM finding WHERE finding_id = ?", [row[0]])
                 }
             }
-            for table in ["finding_run", "rule_run", "finding_undo"] {
+            // Carried-over rows: only their status and run ids moved (after the images: for a row with both,
+            // the carry record holds the older values of these columns).
+            try database.run(
+                """
+                UPDATE finding SET
+                    status = (SELECT u.status FROM finding_undo_carry u
+                              WHERE u.run_id = ? AND u.finding_id = finding.finding_id),
+                    last_seen_run_id = (SELECT u.last_seen_run_id FROM finding_undo_carry u
+                                        WHERE u.run_id = ? AND u.finding_id = finding.finding_id),
+                    last_run_id = (SELECT u.last_run_id FROM finding_undo_carry u
+                                   WHERE u.run_id = ? AND u.finding_id = finding.finding_id)
+                WHERE finding_id IN (SELECT finding_id FROM finding_undo_carry WHERE run_id = ?)
+                """, [.integer(runID), .integer(runID), .integer(runID), .integer(runID)])
+            for table in ["finding_run", "rule_run", "finding_undo", "finding_undo_carry"] {
                 try database.run("DELETE FROM \(table) WHERE run_id = ?", [.integer(runID)])
             }
             try database.run("UPDATE run SET status = 'superseded' WHERE run_id = ?", [.integer(runID)])
@@ -136,6 +166,19 @@ struct FindingRewind {
                 ON CONFLICT (run_id, finding_id) DO NOTHING
                 """, [.integer(runID), .text(id), .of(image)])
         }
+    }
+
+    /// Keeps, set-based, the status and run ids of each finding staged in `finding_carry` (the findings
+    /// `runID` carries over: only these columns change), unless the run already keeps a full image of it.
+    func rememberCarried(runID: Int64) throws {
+        try database.run(
+            """
+            INSERT INTO finding_undo_carry (run_id, finding_id, status, last_seen_run_id, last_run_id)
+            SELECT ?, f.finding_id, f.status, f.last_seen_run_id, f.last_run_id FROM finding f
+            WHERE f.finding_id IN (SELECT finding_id FROM finding_carry)
+              AND NOT EXISTS (SELECT 1 FROM finding_undo u WHERE u.run_id = ? AND u.finding_id = f.finding_id)
+            ON CONFLICT (run_id, finding_id) DO NOTHING
+            """, [.integer(runID), .integer(runID)])
     }
 
     /// A row as JSON text: column → `{"i": n}`, `{"r": x}`, `{"s": "…"}` or null, so

@@ -39,10 +39,26 @@ extension Pipeline {
                         ? "--full-rebuild" : (summary.rewoundRunIDs.isEmpty ? nil : "window re-evaluated"))
                 engine.scopes = plan.scopes
                 record(plan, into: &summary)
-                result = try evaluate(rules, engine: engine, runID: runID, window: window)
+                let evaluateSeconds = try Self.measure {
+                    result = try evaluate(rules, engine: engine, runID: runID, window: window)
+                }
                 try planner.record(result, rules: rules, runID: runID, now: window.until)
-                try rewind.remember(findingIDs: result.findings.map(\.findingID), runID: runID)
-                try engine.persist(result, runID: runID)
+                let carried = Set(result.carriedFindingIDs)
+                let undoSeconds = try Self.measure {
+                    try rewind.remember(
+                        findingIDs: result.findings.map(\.findingID).filter { !carried.contains($0) }, runID: runID)
+                    try store.stageCarriedFindings(result.carriedFindingIDs)
+                    try rewind.rememberCarried(runID: runID)
+                }
+                let persistSeconds = try Self.measure { try engine.persist(result, runID: runID) }
+                logger.debug(
+                    "rule stage timing",
+                    metadata: [
+                        "evaluate_seconds": "\(String(format: "%.3f", evaluateSeconds))",
+                        "undo_seconds": "\(String(format: "%.3f", undoSeconds))",
+                        "persist_seconds": "\(String(format: "%.3f", persistSeconds))",
+                        "findings": "\(result.findings.count)", "carried": "\(carried.count)",
+                    ])
                 try rewind.prune(horizon: config.rewindHorizonDays * 86_400_000, latestUntil: window.until)
             }
             summary.stageSeconds["rules"] = rulesSeconds
@@ -73,6 +89,7 @@ extension Pipeline {
             result.findings += one.findings
             result.stats += one.stats
             result.warnings += one.warnings
+            result.carriedFindingIDs += one.carriedFindingIDs
             progress.advance()
             CrashPoint.shared.reached("rules")
         }
@@ -94,6 +111,14 @@ extension Pipeline {
         metadata["scope_keys"] = .string(String(keys))
         metadata["scope_seconds"] = .string(seconds)
         logger.info("rule evaluation planned", metadata: metadata)
+        logger.debug(
+            "scope timing",
+            metadata: [
+                "shared_scope_seconds": "\(String(format: "%.3f", plan.sharedScopeSeconds))",
+                "time_query_seconds": "\(String(format: "%.3f", plan.timeQuerySeconds))",
+                "scope_load_seconds": "\(String(format: "%.3f", plan.scopeLoadSeconds))",
+                "time_queries_run": "\(plan.timeQueriesRun)", "time_queries_cached": "\(plan.timeQueriesCached)",
+            ])
         for (ruleID, mode) in plan.modes.sorted(by: { $0.key < $1.key }) {
             logger.debug("rule mode", metadata: ["rule": "\(ruleID)", "mode": "\(mode)"])
         }

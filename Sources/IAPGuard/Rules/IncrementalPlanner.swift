@@ -37,6 +37,13 @@ public struct IncrementalPlanner {
         public var sharedScope: [ScopeKind: Int] = [:]
         /// Seconds spent computing the scope.
         public var seconds: Double = 0
+        /// Of ``seconds``: the shared scope, the rules' time queries, loading the rules' scopes.
+        public var sharedScopeSeconds: Double = 0
+        public var timeQuerySeconds: Double = 0
+        public var scopeLoadSeconds: Double = 0
+        /// Time queries run, and answered from the cache (same query text and bound parameters).
+        public var timeQueriesRun = 0
+        public var timeQueriesCached = 0
     }
 
     /// A rule's stored previous evaluation.
@@ -111,11 +118,18 @@ public struct IncrementalPlanner {
         try database.run("DELETE FROM incremental_scope", [])
         if let since = candidates.map(\.1.runID).min() {
             let builder = ScopeBuilder(database: database)
+            var mark = Date()
             plan.sharedScope = try builder.build(sinceRunID: since, fxChangedFrom: fxFrom)
+            plan.sharedScopeSeconds = Date().timeIntervalSince(mark)
+            var cache = TimeQueryCache()
             for (rule, state) in candidates {
                 do {
-                    let keys = try timeKeys(rule, previousNow: state.now, now: now)
+                    mark = Date()
+                    let keys = try timeKeys(rule, previousNow: state.now, now: now, cache: &cache)
                     try builder.add(ruleID: rule.id, keys: keys)
+                    plan.timeQuerySeconds += Date().timeIntervalSince(mark)
+                    mark = Date()
+                    defer { plan.scopeLoadSeconds += Date().timeIntervalSince(mark) }
                     guard let scope = try RuleScope.load(rule: rule, from: database) else { continue }
                     plan.scopes[rule.id] = scope
                     plan.modes[rule.id] = .incremental(scopeKeys: scope.count)
@@ -123,6 +137,8 @@ public struct IncrementalPlanner {
                     plan.modes[rule.id] = .full(reason: "time query failed: \(error)")
                 }
             }
+            plan.timeQueriesRun = cache.rows.count
+            plan.timeQueriesCached = cache.hits
         }
         try rememberFXRates()
         plan.seconds = Date().timeIntervalSince(start)
@@ -156,21 +172,53 @@ public struct IncrementalPlanner {
 
     // MARK: Pieces
 
+    /// Rows of time queries already run in this plan, by query text and bound parameters (several rules
+    /// share the same time query, e.g. the credits' `reversed_at`).
+    struct TimeQueryCache {
+        var rows: [String: [[String: SQLValue]]] = [:]
+        var hits = 0
+    }
+
     /// The keys `rule`'s time queries report for `at` in `[previousNow, now]`.
     func timeKeys(_ rule: Rule, previousNow: Int64, now: Int64) throws -> [(ScopeKind, String)] {
+        var cache = TimeQueryCache()
+        return try timeKeys(rule, previousNow: previousNow, now: now, cache: &cache)
+    }
+
+    /// ``timeKeys(_:previousNow:now:)``, answering a query run before with the same text and parameters
+    /// from `cache`.
+    func timeKeys(_ rule: Rule, previousNow: Int64, now: Int64, cache: inout TimeQueryCache) throws -> [(
+        ScopeKind, String
+    )] {
         guard let incremental = rule.incremental else { return [] }
         var parameters = rule.boundParameters(
             overrides: paramOverrides[rule.id] ?? [:], now: now, since: 0, referenceCurrency: referenceCurrency)
         parameters["previous_now"] = .integer(previousNow)
         var keys: [(ScopeKind, String)] = []
         for query in incremental.timeQueries {
-            try store.query(
-                "SELECT * FROM (\(query)) moments WHERE moments.at >= :previous_now AND moments.at <= :now",
-                parameters: parameters
-            ) { columns, values in
-                var row: [String: SQLValue] = [:]
-                for (column, value) in zip(columns, values) { row[column] = value }
-                guard let key = row["key"]?.textValue else { return }
+            let sql = "SELECT * FROM (\(query)) moments WHERE moments.at >= :previous_now AND moments.at <= :now"
+            // Only the parameters the query names are bound: the cache key is the text and those values.
+            let cacheKey =
+                ([sql]
+                + parameters.keys.sorted().filter { sql.contains(":\($0)") }.map { name in
+                    "\(name)=\(parameters[name].map { "\($0)" } ?? "")"
+                }).joined(separator: "\u{1F}")
+            let rows: [[String: SQLValue]]
+            if let cached = cache.rows[cacheKey] {
+                rows = cached
+                cache.hits += 1
+            } else {
+                var fresh: [[String: SQLValue]] = []
+                try store.query(sql, parameters: parameters) { columns, values in
+                    var row: [String: SQLValue] = [:]
+                    for (column, value) in zip(columns, values) { row[column] = value }
+                    fresh.append(row)
+                }
+                cache.rows[cacheKey] = fresh
+                rows = fresh
+            }
+            for row in rows {
+                guard let key = row["key"]?.textValue else { continue }
                 let kind: ScopeKind
                 if let text = row["kind"]?.textValue {
                     guard let named = ScopeKind(rawValue: text) else {

@@ -50,6 +50,7 @@ public final class RuleEngine {
         for rule in rules {
             let evaluation = evaluate(rule: rule, runID: runID, now: now, since: since ?? 0, fx: fx)
             result.findings += evaluation.items.map(\.finding) + evaluation.carried + evaluation.resolved
+            result.carriedFindingIDs += evaluation.carried.map(\.findingID)
             result.stats.append(evaluation.stats)
             result.warnings += evaluation.warnings
         }

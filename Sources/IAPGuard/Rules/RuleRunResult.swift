@@ -39,6 +39,9 @@ public struct RuleRunResult: Sendable {
     public var stats: [RuleStats]
     /// Non-fatal problems (an expired exception that matched, a bad `level` column, an evidence query error).
     public var warnings: [String]
+    /// Ids of the ``findings`` carried over unchanged from earlier runs (incremental mode): their stored
+    /// rows only move to this run (status `recurring`, `suppressed` stays), so they are persisted set-based.
+    public var carriedFindingIDs: [String] = []
 
     public init(findings: [Finding] = [], stats: [RuleStats] = [], warnings: [String] = []) {
         self.findings = findings

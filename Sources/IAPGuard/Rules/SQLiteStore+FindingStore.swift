@@ -10,8 +10,10 @@ extension SQLBackedStore {
         }
         // Evidence and entity keys are most of the bytes: written by hand, same bytes as `encoder`.
         let evidenceJSON = EvidenceJSON()
+        let carried = Set(result.carriedFindingIDs)
         try connection.transaction {
-            for f in result.findings {
+            try saveCarriedFindings(result.carriedFindingIDs, runID: runID)
+            for f in result.findings where !carried.contains(f.findingID) {
                 let evidence = try evidenceJSON.encode(f.evidence)
                 let suppression: SQLValue = try f.suppression.map { .text(try json($0)) } ?? .null
                 let seen = f.status != .resolved
@@ -78,5 +80,42 @@ extension SQLBackedStore {
                     ])
             }
         }
+    }
+
+    /// Puts the ids of a run's carried-over findings into the scratch table `finding_carry` (replacing what
+    /// it held), for the set-based statements of ``saveFindings(_:runID:)`` and the rewind's undo record.
+    public func stageCarriedFindings(_ findingIDs: [String]) throws {
+        try connection.execute(
+            connection.dialect.ddl("CREATE TABLE IF NOT EXISTS finding_carry (finding_id TEXT PRIMARY KEY)"))
+        try connection.run("DELETE FROM finding_carry", [])
+        for id in Set(findingIDs).sorted() {
+            try connection.run("INSERT INTO finding_carry (finding_id) VALUES (?)", [.text(id)])
+        }
+    }
+
+    /// Moves carried-over findings to `runID` with set-based SQL: their stored content stays as it is (a
+    /// full evaluation would produce it again), status becomes `recurring` (`suppressed` stays), both run
+    /// ids become this run, and this run's history (`finding_run`) gets a copy of each row. Same rows as
+    /// writing each finding again.
+    func saveCarriedFindings(_ findingIDs: [String], runID: Int64) throws {
+        guard !findingIDs.isEmpty else { return }
+        try stageCarriedFindings(findingIDs)
+        try connection.run(
+            """
+            UPDATE finding SET status = CASE WHEN status = 'suppressed' THEN 'suppressed' ELSE 'recurring' END,
+                last_seen_run_id = ?, last_run_id = ?
+            WHERE finding_id IN (SELECT finding_id FROM finding_carry)
+            """, [.integer(runID), .integer(runID)])
+        try connection.run(
+            """
+            INSERT INTO finding_run (run_id, finding_id, rule_id, rule_version, level, status, outcome,
+                inconclusive_reason, amount_ref, observed, threshold, summary, evidence_json)
+            SELECT ?, finding_id, rule_id, rule_version, level, status, outcome, inconclusive_reason, amount_ref,
+                observed, threshold, summary, evidence_json
+            FROM finding WHERE finding_id IN (SELECT finding_id FROM finding_carry)
+            ON CONFLICT (run_id, finding_id) DO UPDATE SET status = excluded.status, level = excluded.level,
+                outcome = excluded.outcome, summary = excluded.summary, evidence_json = excluded.evidence_json
+            """, [.integer(runID)])
+        try connection.run("DELETE FROM finding_carry", [])
     }
 }
