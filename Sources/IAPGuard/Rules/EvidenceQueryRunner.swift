@@ -26,10 +26,13 @@ final class EvidenceQueryRunner {
         guard limit > 0 else { return }
         guard let database = (store as? SQLiteStore)?.database else {
             var count = 0
-            try store.query(sql, parameters: parameters) { columns, values in
-                guard count < limit else { return }
-                count += 1
-                body(columns, values)
+            // In a savepoint on PostgreSQL: a failing evidence query is a warning, not the end of the stage.
+            try store.isolatingFailure {
+                try store.query(sql, parameters: parameters) { columns, values in
+                    guard count < limit else { return }
+                    count += 1
+                    body(columns, values)
+                }
             }
             return
         }

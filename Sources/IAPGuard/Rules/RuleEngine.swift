@@ -100,10 +100,14 @@ public final class RuleEngine {
         }
         var rows: [[String: SQLValue]] = []
         do {
-            try store.query(scope?.query ?? rule.query, parameters: parameters) { columns, values in
-                var row: [String: SQLValue] = [:]
-                for (column, value) in zip(columns, values) { row[column] = value }
-                rows.append(row)
+            // A failing rule must not stop the others, on PostgreSQL too (a failed statement aborts the
+            // transaction there unless it ran in a savepoint).
+            try store.isolatingFailure {
+                try store.query(scope?.query ?? rule.query, parameters: parameters) { columns, values in
+                    var row: [String: SQLValue] = [:]
+                    for (column, value) in zip(columns, values) { row[column] = value }
+                    rows.append(row)
+                }
             }
             if let first = rows.first {
                 let missing = rule.entityKey.filter { first[$0] == nil }

@@ -24,6 +24,10 @@ public protocol PurchaseStore: AnyObject {
     ) throws
     /// Runs `body` in one store transaction.
     func inTransaction<T>(_ body: () throws -> T) throws -> T
+    /// Runs `body` so that a statement failing inside it does not spoil the enclosing transaction: on
+    /// PostgreSQL, where any failed statement aborts the whole transaction, in a savepoint; on SQLite,
+    /// where a failed query leaves the transaction usable, as it is.
+    func isolatingFailure<T>(_ body: () throws -> T) throws -> T
     /// Where the store is, for logs and summaries (a file path, or a PostgreSQL URL without its password).
     var location: String { get }
     /// Takes the single-instance lock for a run, or throws at once when another run holds it. The lock is
@@ -33,6 +37,8 @@ public protocol PurchaseStore: AnyObject {
 
 extension PurchaseStore {
     /// Every row of a read-only query with named parameters.
+    public func isolatingFailure<T>(_ body: () throws -> T) throws -> T { try body() }
+
     public func rows(_ sql: String, _ parameters: [String: SQLValue] = [:]) throws -> [[SQLValue]] {
         var rows: [[SQLValue]] = []
         try query(sql, parameters: parameters) { _, row in rows.append(row) }

@@ -159,6 +159,10 @@ extension SQLBackedStore {
         try connection.transaction(body)
     }
 
+    public func isolatingFailure<T>(_ body: () throws -> T) throws -> T {
+        connection.dialect == .postgres ? try connection.transaction(body) : try body()
+    }
+
     // MARK: Writes
 
     public func write(_ batch: IngestBatch, runID: Int64) throws -> WriteCounts {

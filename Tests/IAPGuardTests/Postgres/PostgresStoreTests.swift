@@ -178,4 +178,28 @@ struct PostgresStoreTests {
         let found = try PostgresRuleCheck(settings: TestPostgres.freshSettings("validate")).check(broken)
         #expect(!found.isEmpty)
     }
+
+    @Test func aFailingRuleInsideTheRunTransactionDoesNotStopTheOthersOnPostgres() throws {
+        let (rules, _) = RuleSet.load(from: Fixtures.repoRoot.appendingPathComponent("rules"))
+        var good = try #require(rules.first { $0.id == "IAP-004" })
+        good.query = "SELECT 'com.example.other' AS bundle_id, 'x' AS transaction_id"
+        good.entityKey = ["transaction_id"]
+        var bad = good
+        bad.id = "IAP-900"
+        // Plans fine, fails while running: PostgreSQL then refuses the transaction's later statements
+        // unless the failed query ran in a savepoint.
+        bad.query = "SELECT CAST(summary AS INTEGER) AS transaction_id FROM (SELECT 'not a number' AS summary) t"
+        let store = try TestPostgres.freshStore("failingrule")
+        let engine = RuleEngine(store: store, referenceCurrency: "USD")
+        engine.usesStoredFindings = false
+        let result = try store.inTransaction {
+            let result = try engine.evaluate(rules: [bad, good], runID: 1, now: 1_780_000_000_000)
+            // The transaction is still usable after the failure.
+            #expect(try store.scalar("SELECT 1")?.integerValue == 1)
+            return result
+        }
+        #expect(result.stats.first { $0.ruleID == "IAP-900" }?.error != nil)
+        #expect(result.stats.first { $0.ruleID == "IAP-004" }?.error == nil)
+        #expect(result.findings.map(\.ruleID) == ["IAP-004"])
+    }
 }

@@ -110,9 +110,21 @@ public final class PostgresSession: SQLExecutor {
 
     public func transaction<T>(_ body: () throws -> T) throws -> T {
         if transactionDepth > 0 {
+            // Nested: a savepoint, so a failure inside can be rolled back without aborting the outer
+            // transaction (PostgreSQL refuses every statement after a failed one until then).
             transactionDepth += 1
+            let savepoint = "iapguard_nested_\(transactionDepth)"
             defer { transactionDepth -= 1 }
-            return try body()
+            try execute("SAVEPOINT \(savepoint)")
+            do {
+                let result = try body()
+                try execute("RELEASE SAVEPOINT \(savepoint)")
+                return result
+            } catch {
+                try? execute("ROLLBACK TO SAVEPOINT \(savepoint)")
+                try? execute("RELEASE SAVEPOINT \(savepoint)")
+                throw error
+            }
         }
         try execute("BEGIN")
         transactionDepth = 1
