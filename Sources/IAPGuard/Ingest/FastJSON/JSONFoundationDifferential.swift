@@ -64,7 +64,14 @@ public enum JSONFoundationDifferential {
         case .string, .escapedString:
             guard let text = value as? String else { return "\(path): string vs \(type(of: value))" }
             let ours = document.string(at: index)
-            return Array(ours.utf8) == Array(text.utf8) ? nil : "\(path): \"\(ours)\" vs \"\(text)\""
+            if Array(ours.utf8) == Array(text.utf8) { return nil }
+            // Foundation drops a U+FEFF that starts a string or follows an escape (it decodes those pieces
+            // like a whole text and strips the "byte order mark"); RFC 8259 keeps it, and so do we.
+            let withoutBOM = { (s: String) in s.unicodeScalars.filter { $0.value != 0xFEFF }.map(String.init).joined() }
+            if ours.unicodeScalars.contains(where: { $0.value == 0xFEFF }), withoutBOM(ours) == withoutBOM(text) {
+                return nil
+            }
+            return "\(path): \"\(ours)\" vs \"\(text)\""
         case .true, .false:
             guard let number = value as? NSNumber, JSONObject.isBoolean(number) else {
                 return "\(path): boolean vs \(type(of: value))"
