@@ -62,15 +62,44 @@ public struct ScopeBuilder {
     // MARK: Steps
 
     /// Inserts `SELECT expression FROM body` as keys of `kind` (NULLs skipped, duplicates ignored).
+    ///
+    /// The NULL filter is written `COALESCE(k, NULL) IS NOT NULL` on purpose: SQLite pushes a plain
+    /// `k IS NOT NULL` into `body` as the range `k > NULL` over an index on the key column and prefers that
+    /// range — a read of the whole index — to the lookup `body` asks for (`LOWER(token) IN (scope)`).
     func insert(_ kind: ScopeKind, _ expression: String, _ body: String, _ parameters: [SQLValue] = []) throws {
         try database.run(
             """
             INSERT INTO incremental_scope (rule_id, kind, scope_key)
             SELECT DISTINCT '', '\(kind.rawValue)', k FROM (SELECT \(expression) AS k FROM \(body)) seeds
-            WHERE k IS NOT NULL
+            WHERE COALESCE(k, NULL) IS NOT NULL
             ON CONFLICT (rule_id, kind, scope_key) DO NOTHING
             """, parameters)
     }
+
+    /// Inserts `SELECT expression FROM table WHERE keyExpression IN (…)` as keys of `kind` for every key of
+    /// `keyKind` already in the scope, the keys bound as parameters in chunks. For key expressions with an
+    /// expression index (`LOWER(app_account_token)`): SQLite uses such an index for `IN (?, ?, …)` but not
+    /// for `IN (SELECT …)` or a join, where it reads the whole table.
+    func insert(
+        _ kind: ScopeKind, _ expression: String, from table: String, where keyExpression: String,
+        inKeysOf keyKind: ScopeKind
+    ) throws {
+        let keys = try database.query(
+            "SELECT scope_key FROM incremental_scope WHERE rule_id = '' AND kind = ? ORDER BY scope_key",
+            [.text(keyKind.rawValue)]
+        ).compactMap { $0.first?.textValue }
+        var start = 0
+        while start < keys.count {
+            let chunk = keys[start..<min(start + Self.keysPerStatement, keys.count)]
+            let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
+            try insert(
+                kind, expression, "\(table) WHERE \(keyExpression) IN (\(placeholders))", chunk.map { .text($0) })
+            start += chunk.count
+        }
+    }
+
+    /// Bound keys per statement (well under SQLite's and PostgreSQL's parameter limits).
+    static let keysPerStatement = 500
 
     /// `expression IN (keys of kind)`.
     func inScope(_ kind: ScopeKind, _ expression: String) -> String {
@@ -165,23 +194,22 @@ public struct ScopeBuilder {
     }
 
     func backToTransactions() throws {
+        for table in ["backend_order", "apple_transaction"] {
+            try insert(
+                .transactionID, "transaction_id", from: table, where: "LOWER(app_account_token)",
+                inKeysOf: .appAccountToken)
+        }
         let sources =
             each(
                 "backend_order",
                 [
                     inScope(.orderID, "order_id"), inScope(.userID, "user_id"),
-                    inScope(.appAccountToken, "LOWER(app_account_token)"),
                     inScope(.applicationUsername, "application_username"),
                 ])
             + each(
                 "credit",
                 [inScope(.creditID, "credit_id"), inScope(.orderID, "order_id"), inScope(.userID, "user_id")])
-            + each(
-                "apple_transaction",
-                [
-                    inScope(.originalTransactionID, "original_transaction_id"),
-                    inScope(.appAccountToken, "LOWER(app_account_token)"),
-                ])
+            + each("apple_transaction", [inScope(.originalTransactionID, "original_transaction_id")])
             + each(
                 "apple_sighting",
                 [

@@ -73,11 +73,20 @@ public struct FileState: Sendable, Hashable {
     public var path: String
     public var size: Int64
     public var contentHash: String
+    /// `FileIdentity.key` when the content was hashed, or nil (racy, unreadable, or not a file): a file
+    /// whose identity is unchanged is skipped without reading it.
+    public var statKey: String?
 
-    public init(path: String, size: Int64, contentHash: String) {
+    public init(path: String, size: Int64, contentHash: String, statKey: String? = nil) {
         self.path = path
         self.size = size
         self.contentHash = contentHash
+        self.statKey = statKey
+    }
+
+    /// Whether `other` has the same content (size and hash; the identity is not compared).
+    public func hasSameContent(as other: FileState) -> Bool {
+        size == other.size && contentHash == other.contentHash
     }
 }
 

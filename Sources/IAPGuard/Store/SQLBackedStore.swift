@@ -129,22 +129,26 @@ extension SQLBackedStore {
     public func fileState(sourceName: String, path: String) throws -> FileState? {
         guard
             let row = try connection.query(
-                "SELECT size, content_hash FROM file_state WHERE source_name = ? AND path = ?",
+                "SELECT size, content_hash, stat_key FROM file_state WHERE source_name = ? AND path = ?",
                 [.text(sourceName), .text(path)]
             ).first,
             let size = row[0].integerValue, let hash = row[1].textValue
         else { return nil }
-        return FileState(path: path, size: size, contentHash: hash)
+        return FileState(path: path, size: size, contentHash: hash, statKey: row[2].textValue)
     }
 
     public func setFileState(_ state: FileState, sourceName: String, runID: Int64) throws {
         try connection.run(
             """
-            INSERT INTO file_state (source_name, path, size, content_hash, run_id) VALUES (?, ?, ?, ?, ?)
+            INSERT INTO file_state (source_name, path, size, content_hash, run_id, stat_key) VALUES (?, ?, ?, ?, ?, ?)
             ON CONFLICT (source_name, path) DO UPDATE SET
-                size = excluded.size, content_hash = excluded.content_hash, run_id = excluded.run_id
+                size = excluded.size, content_hash = excluded.content_hash, run_id = excluded.run_id,
+                stat_key = excluded.stat_key
             """,
-            [.text(sourceName), .text(state.path), .integer(state.size), .text(state.contentHash), .integer(runID)])
+            [
+                .text(sourceName), .text(state.path), .integer(state.size), .text(state.contentHash), .integer(runID),
+                state.statKey.map { .text($0) } ?? .null,
+            ])
     }
 
     // MARK: Reads

@@ -20,6 +20,7 @@ public enum Schema {
         Migration(version: 3, name: "credit consumption", sql: v3),
         EvidenceIndexes.migration,
         IncrementalSchema.migration,
+        ChangeTrackingSchema.migration,
     ]
 
     /// The newest schema version.

@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+
+@testable import IAPGuard
+
+/// The dirty scope must cost in proportion to the change, not to the store: every statement
+/// `ScopeBuilder` runs looks its rows up through an index (schema migrations 4 and 6), none reads a whole
+/// table. At 10 million purchases one table scan per statement would take minutes a run.
+@Suite struct ScopePlanTests {
+    /// Forwards to a SQLite connection and keeps every statement `run` was given, with its parameters.
+    final class RecordingExecutor: SQLExecutor {
+        let base: SQLiteDatabase
+        var statements: [(sql: String, parameters: [SQLValue])] = []
+
+        init(_ base: SQLiteDatabase) { self.base = base }
+
+        var dialect: SQLDialect { base.dialect }
+        func execute(_ sql: String) throws { try base.execute(sql) }
+        func run(_ sql: String, _ parameters: [SQLValue]) throws -> Int {
+            statements.append((sql, parameters))
+            return try base.run(sql, parameters)
+        }
+        func query(_ sql: String, _ parameters: [SQLValue]) throws -> [[SQLValue]] {
+            try base.query(sql, parameters)
+        }
+        func query(
+            _ sql: String, named parameters: [String: SQLValue], _ body: ([String], [SQLValue]) throws -> Void
+        ) throws {
+            try base.query(sql, named: parameters, body)
+        }
+        func transaction<T>(_ body: () throws -> T) throws -> T { try base.transaction(body) }
+        func columnNames(of relation: String) throws -> [String] { try base.columnNames(of: relation) }
+    }
+
+    /// The store's own tables: a `SCAN` of one of them reads it whole. (`incremental_scope` is the scope
+    /// itself, read by its primary key.)
+    static let storeTables = [
+        "apple_transaction", "apple_sighting", "backend_order", "credit", "notification", "change_log",
+    ]
+
+    /// Ranges that select the change: rows of later runs, or dated from a changed FX rate on.
+    static let changeRanges = ["last_run_id>?", "first_run_id>?", "run_id>?", "purchase_date>?", "credited_at>?"]
+
+    /// Whether a plan line reads only the rows it needs: any line about another table, or a `SEARCH` of a
+    /// store table by equality or by a change range. A `SCAN`, or a `SEARCH` by another range — SQLite turns
+    /// `k IS NOT NULL` into `k>?` over an index on `k`, which reads the whole index — is not.
+    static func isLookup(_ line: String) -> Bool {
+        guard let table = storeTables.first(where: { line.hasPrefix("SCAN \($0)") || line.hasPrefix("SEARCH \($0) ") })
+        else { return true }
+        guard line.hasPrefix("SEARCH \(table) "), let open = line.lastIndex(of: "(") else { return false }
+        let condition = line[open...]
+        return condition.contains("=") || changeRanges.contains { condition.contains($0) }
+    }
+
+    @Test(arguments: [nil, Int64(1_700_000_000_000)])
+    func everyScopeStatementIsAnIndexLookup(fxChangedFrom: Int64?) throws {
+        // A changed transaction with an app account token, so the statements keyed by tokens run too.
+        let store = try ScopeClosureTests.world()
+        try store.database.run("UPDATE apple_transaction SET last_run_id = 2 WHERE transaction_id = 'T1'")
+        let recorder = RecordingExecutor(store.database)
+        try ScopeBuilder(database: recorder).build(sinceRunID: 1, fxChangedFrom: fxChangedFrom)
+        let inserts = recorder.statements.filter { $0.sql.contains("INSERT INTO incremental_scope") }
+        #expect(inserts.count >= 40)
+        #expect(inserts.contains { $0.sql.contains("LOWER(app_account_token) IN (?)") })
+        for statement in inserts {
+            let plan = try store.database.query("EXPLAIN QUERY PLAN " + statement.sql, statement.parameters)
+                .compactMap { $0.last?.textValue }
+            let scans = plan.filter { !Self.isLookup($0) }
+            #expect(scans.isEmpty, "reads a whole table or index: \(scans)\n\(statement.sql)")
+        }
+    }
+}
