@@ -196,7 +196,7 @@ public struct IncrementalPlanner {
         parameters["previous_now"] = .integer(previousNow)
         var keys: [(ScopeKind, String)] = []
         for query in incremental.timeQueries {
-            let sql = "SELECT * FROM (\(query)) moments WHERE moments.at >= :previous_now AND moments.at <= :now"
+            let sql = Self.timeQuerySQL(query)
             // Only the parameters the query names are bound: the cache key is the text and those values.
             let cacheKey =
                 ([sql]
@@ -235,6 +235,12 @@ public struct IncrementalPlanner {
             }
         }
         return keys
+    }
+
+    /// A rule's time query limited to the moments between the last evaluation's `:now` and this one's (the
+    /// engines push the bounds into the query, so a plain column such as `reversed_at` is an index range).
+    static func timeQuerySQL(_ query: String) -> String {
+        "SELECT * FROM (\(query)) moments WHERE moments.at >= :previous_now AND moments.at <= :now"
     }
 
     /// A stable fingerprint of what a rule's findings are computed from.

@@ -8,6 +8,9 @@
 ///   end of these indexes.
 /// - Indexes for the scope's closure steps that had none: a scoped user's or original id's sightings
 ///   (`ScopeBuilder.backToTransactions`) and the credits dated from a changed FX rate on.
+/// - Indexes for the rules' time queries (`IncrementalPlanner`), which ask what happened between the last
+///   run's `:now` and this one's: credits by `reversed_at`, transactions by `revocation_date` (the
+///   `refunds` view's transaction half). Both columns are mostly NULL, so the indexes stay cheap to keep.
 ///
 /// Plain SQL that SQLite and PostgreSQL both run.
 enum ChangeTrackingSchema {
@@ -24,5 +27,7 @@ enum ChangeTrackingSchema {
         CREATE INDEX apple_sighting_submitter ON apple_sighting (submitted_by_user_id);
         CREATE INDEX apple_sighting_original ON apple_sighting (original_transaction_id);
         CREATE INDEX credit_credited_at ON credit (credited_at);
+        CREATE INDEX credit_reversed_at ON credit (reversed_at);
+        CREATE INDEX apple_transaction_revocation ON apple_transaction (revocation_date);
         """
 }
