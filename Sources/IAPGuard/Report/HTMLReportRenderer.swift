@@ -3,6 +3,14 @@
 struct HTMLReportRenderer {
     let model: ReportModel
     let options: ReportOptions
+    /// The page's caps after the whole-page budget.
+    let budget: HTMLBudget
+
+    init(model: ReportModel, options: ReportOptions) {
+        self.model = model
+        self.options = options
+        budget = HTMLBudget(sections: model.sections, options: options)
+    }
 
     private var input: ReportInput { model.input }
     private var cap: Int { options.maxHTMLCellCharacters }
@@ -395,7 +403,7 @@ struct HTMLReportRenderer {
         if findings.isEmpty {
             return kind == .active ? "<h3>\(title)</h3>\n<p class=\"none\">No hits in this run.</p>\n" : ""
         }
-        let shown = Array(findings.prefix(options.maxHTMLRowsPerRule))
+        let shown = Array(findings.prefix(budget.hitsPerBucket))
         let prefix = "hit-\(ruleIndex)-\(kind.rawValue)-"
         var out = "<h3>\(title) (\(findings.count))</h3>\n"
         out +=
@@ -488,7 +496,7 @@ struct HTMLReportRenderer {
     /// Evidence rows grouped by kind (in order of first appearance), one table per kind, columns = field names.
     private func evidenceTables(_ f: Finding) -> String {
         guard !f.evidence.isEmpty else { return "<p class=\"none\">No evidence rows.</p>\n" }
-        let rows = Array(f.evidence.enumerated().prefix(options.maxHTMLEvidenceRowsPerHit))
+        let rows = Array(f.evidence.enumerated().prefix(budget.evidenceRowsPerHit))
         var kinds: [String] = []
         for (_, row) in rows where !kinds.contains(row.kind) { kinds.append(row.kind) }
         var out = ""

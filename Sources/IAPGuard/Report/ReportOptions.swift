@@ -7,6 +7,12 @@ public struct ReportOptions: Sendable, Hashable {
     public var maxHTMLRowsPerRule: Int
     /// At most this many evidence rows per hit in the HTML (all are in `evidence.csv`).
     public var maxHTMLEvidenceRowsPerHit: Int
+    /// At most about this many hits on the whole page: when the buckets hold more, every bucket's cap is
+    /// lowered to the same fair share (see ``HTMLBudget``), so a run with 100,000 findings still opens in a
+    /// browser. The CSVs always have everything.
+    public var maxHTMLHits: Int
+    /// At most about this many evidence rows on the whole page, shared the same way among the hits shown.
+    public var maxHTMLEvidenceRows: Int
     /// Longest value shown in an HTML table cell, in characters; longer ones end in `…` (CSV has them whole).
     public var maxHTMLCellCharacters: Int
     /// How many runs (this one included) the trend charts show.
@@ -17,10 +23,13 @@ public struct ReportOptions: Sendable, Hashable {
 
     public init(
         maxHTMLRowsPerRule: Int = 200, maxHTMLEvidenceRowsPerHit: Int = 50, maxHTMLCellCharacters: Int = 200,
-        trendRuns: Int = 20, pseudonymizeUserIDs: Data? = nil
+        trendRuns: Int = 20, pseudonymizeUserIDs: Data? = nil, maxHTMLHits: Int = 4_000,
+        maxHTMLEvidenceRows: Int = 20_000
     ) {
         self.maxHTMLRowsPerRule = max(1, maxHTMLRowsPerRule)
         self.maxHTMLEvidenceRowsPerHit = max(1, maxHTMLEvidenceRowsPerHit)
+        self.maxHTMLHits = max(1, maxHTMLHits)
+        self.maxHTMLEvidenceRows = max(1, maxHTMLEvidenceRows)
         self.maxHTMLCellCharacters = max(16, maxHTMLCellCharacters)
         self.trendRuns = max(2, trendRuns)
         self.pseudonymizeUserIDs = pseudonymizeUserIDs
