@@ -267,20 +267,22 @@ public struct Pipeline {
             summary.runID, status: summary.status, finishedAt: summary.finishedAt, summaryJSON: summary.jsonText())
     }
 
+    /// The store-wide counts every run's summary carries. Each is answered from an index (migration 6 indexes
+    /// `verification`), not by reading the tables: they run on every run, incremental ones included.
+    static let storeCountViews = ["transactions", "sightings", "orders", "credits", "notifications", "refunds"]
+    static let verificationCountSQL = "SELECT verification, COUNT(*) FROM transactions GROUP BY verification"
+    static let failedSightingsSQL =
+        "SELECT verification_reason, COUNT(*) FROM sightings WHERE verification = 'failed' GROUP BY verification_reason"
+
     func fillStoreCounts(_ store: any SQLBackedStore, into summary: inout RunSummary) throws {
-        for view in ["transactions", "sightings", "orders", "credits", "notifications", "refunds"] {
+        for view in Self.storeCountViews {
             summary.storeCounts[view] =
                 try (store.connection.query("SELECT COUNT(*) FROM \(view)", []).first?.first)?.integerValue ?? 0
         }
-        for row in try store.connection.query(
-            "SELECT verification, COUNT(*) FROM transactions GROUP BY verification", [])
-        {
+        for row in try store.connection.query(Self.verificationCountSQL, []) {
             summary.verification[row[0].textValue ?? "?"] = row[1].integerValue ?? 0
         }
-        for row in try store.connection.query(
-            "SELECT verification_reason, COUNT(*) FROM sightings WHERE verification = 'failed' GROUP BY verification_reason",
-            [])
-        {
+        for row in try store.connection.query(Self.failedSightingsSQL, []) {
             summary.failedSightings[row[0].textValue ?? "?"] = row[1].integerValue ?? 0
         }
         summary.quarantined =

@@ -11,6 +11,8 @@
 /// - Indexes for the rules' time queries (`IncrementalPlanner`), which ask what happened between the last
 ///   run's `:now` and this one's: credits by `reversed_at`, transactions by `revocation_date` (the
 ///   `refunds` view's transaction half). Both columns are mostly NULL, so the indexes stay cheap to keep.
+/// - Indexes on `verification` for the counts every run's summary carries (`Pipeline.fillStoreCounts`):
+///   transactions by outcome and failed sightings by reason were two full table reads per run.
 ///
 /// Plain SQL that SQLite and PostgreSQL both run.
 enum ChangeTrackingSchema {
@@ -29,5 +31,7 @@ enum ChangeTrackingSchema {
         CREATE INDEX credit_credited_at ON credit (credited_at);
         CREATE INDEX credit_reversed_at ON credit (reversed_at);
         CREATE INDEX apple_transaction_revocation ON apple_transaction (revocation_date);
+        CREATE INDEX apple_transaction_verification ON apple_transaction (verification);
+        CREATE INDEX apple_sighting_verification ON apple_sighting (verification, verification_reason);
         """
 }

@@ -83,6 +83,25 @@ import Testing
         #expect(checked >= 14)
     }
 
+    /// The summary's store counts, run on every run, read indexes only: no plan line reads a store table
+    /// itself (a `SCAN … USING COVERING INDEX` reads the much smaller index).
+    @Test func storeCountsReadIndexesNotTables() throws {
+        let store = try SQLiteStore(path: ":memory:")
+        try store.migrate()
+        let statements =
+            Pipeline.storeCountViews.map { "SELECT COUNT(*) FROM \($0)" }
+            + [Pipeline.verificationCountSQL, Pipeline.failedSightingsSQL]
+        for sql in statements {
+            let plan = try store.database.query("EXPLAIN QUERY PLAN " + sql).compactMap { $0.last?.textValue }
+            // `refunds` reads the notifications (one row per notification, a small table) and the revoked
+            // transactions through their index.
+            let tableReads = plan.filter { line in
+                Self.storeTables.filter { $0 != "notification" }.contains { line == "SCAN \($0)" }
+            }
+            #expect(tableReads.isEmpty, "\(sql) reads a whole table: \(plan)")
+        }
+    }
+
     @Test(arguments: [nil, Int64(1_700_000_000_000)])
     func everyScopeStatementIsAnIndexLookup(fxChangedFrom: Int64?) throws {
         // A changed transaction with an app account token, so the statements keyed by tokens run too.
