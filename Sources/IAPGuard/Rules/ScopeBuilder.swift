@@ -2,6 +2,8 @@ import Foundation
 
 /// Computes the shared dirty scope of an incremental rule stage in SQL, into `incremental_scope` (rule_id
 /// `''`), on any SQL-backed store (plain `INSERT … SELECT`; no temporary tables or engine-only functions).
+/// Every statement is an index lookup (`ScopePlanTests`); lookups by `LOWER(app_account_token)` bind the
+/// scoped tokens as a parameter list, the one form SQLite uses that expression index for.
 ///
 /// Seeds are the keys of every row changed after run `sinceRunID` — transactions and orders and credits
 /// whose `last_run_id` is later, sightings and notifications whose `first_run_id` is later, and the old
