@@ -26,7 +26,7 @@ struct BenchOptions {
                                     [--parse-lines N] [--python PYTHON] [--skip-rules ID,ID]
                                     [--rule-time-limit S]
         stages: all (every stage below, each in its own process), generate, parse, verify, ingest, rules,
-                reports, run, incremental; store (SQLite beside PostgreSQL: IAPGUARD_BENCH_PG_URL, IAPGUARD_BENCH_USERS)
+                reports, run, rerun, incremental; store (SQLite beside PostgreSQL: IAPGUARD_BENCH_PG_URL, IAPGUARD_BENCH_USERS)
         """
 
     init(arguments: [String]) throws {

@@ -13,6 +13,7 @@ do {
     case "rules": try RulesBenchmark.run(options)
     case "reports": try ReportsBenchmark.run(options)
     case "run": try RunBenchmark.run(options)
+    case "rerun": try RerunBenchmark.run(options)
     case "store": try StoreBenchmark.run()
     case "incremental": try IncrementalBenchmark.run(options)
     default: throw BenchError("unknown stage \(options.stage)\n\(BenchOptions.usage)")

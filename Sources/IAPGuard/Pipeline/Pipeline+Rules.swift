@@ -68,7 +68,11 @@ extension Pipeline {
             if writesReports {
                 var folder: URL?
                 let reportSeconds = try Self.measure {
-                    folder = try writeReport(store: store, rules: rules, result: result, window: window)
+                    // The report takes the findings over: they are held once, not once here and once there.
+                    var findings = result.findings
+                    result.findings = []
+                    folder = try writeReport(
+                        store: store, rules: rules, findings: &findings, stats: result.stats, window: window)
                 }
                 summary.stageSeconds["report"] = reportSeconds
                 summary.reportFolder = folder?.path
@@ -84,14 +88,23 @@ extension Pipeline {
         var result = RuleRunResult()
         progress.begin("rules", unit: "rules", total: rules.count)
         defer { progress.end() }
+        // Each rule's findings are joined once at the end into an array of the exact size: growing one array
+        // rule by rule doubled its capacity and copied it, a transient of several times the findings at scale.
+        var parts: [[Finding]] = []
         for rule in rules {
-            let one = try engine.evaluate(rules: [rule], runID: runID, now: window.until, since: window.since)
-            result.findings += one.findings
+            var one = try engine.evaluate(rules: [rule], runID: runID, now: window.until, since: window.since)
+            parts.append(one.findings)
+            one.findings = []
             result.stats += one.stats
             result.warnings += one.warnings
             result.carriedFindingIDs += one.carriedFindingIDs
             progress.advance()
             CrashPoint.shared.reached("rules")
+        }
+        result.findings.reserveCapacity(parts.reduce(0) { $0 + $1.count })
+        for index in parts.indices {
+            result.findings.append(contentsOf: parts[index])
+            parts[index] = []
         }
         for warning in result.warnings { logger.warning("rule warning", metadata: ["warning": "\(warning)"]) }
         return result
@@ -145,30 +158,37 @@ extension Pipeline {
     /// Writes the window's report folder. Everything in it comes from the store's data and the window: the
     /// report id is the window's (``RunWindow/reportID``), run ids in findings are mapped to their runs'
     /// report ids, times are the window's, and the sources show what the store holds from each of them.
-    func writeReport(store: any SQLBackedStore, rules: [Rule], result: RuleRunResult, window: RunWindow) throws -> URL {
+    ///
+    /// `findings` are the rule stage's, handed over: their run ids become report ids in place and the array
+    /// is left empty, so the report holds the only copy.
+    func writeReport(
+        store: any SQLBackedStore, rules: [Rule], findings: inout [Finding], stats: [RuleRunResult.RuleStats],
+        window: RunWindow
+    ) throws -> URL {
         let reportID = window.reportID
         let reportIDs = try reportIDsByRun(store)
-        let findings = result.findings.map { original -> Finding in
-            var finding = original
-            finding.runID = reportID
-            finding.firstSeenRunID = reportIDs[original.firstSeenRunID] ?? reportID
-            return finding
+        for index in findings.indices {
+            findings[index].runID = reportID
+            findings[index].firstSeenRunID = reportIDs[findings[index].firstSeenRunID] ?? reportID
         }
+        let reportFindings = findings
+        findings = []
         let writer = ReportWriter(reportsDirectory: config.reportsDirectory)
         removeStaleTemporaries(in: config.reportsDirectory)
         var input = ReportInput(
             runID: reportID, windowSince: window.since, windowUntil: window.until, startedAt: window.until,
             finishedAt: window.until, toolVersion: IAPGuardInfo.version, configHash: config.hash,
-            referenceCurrency: config.referenceCurrency, sources: try storedSources(store), findings: findings,
+            referenceCurrency: config.referenceCurrency, sources: try storedSources(store),
+            findings: consume reportFindings,
             rules: rules.map {
                 .init(
                     id: $0.id, title: $0.title, version: $0.version, description: $0.description, level: $0.level,
                     status: $0.status.rawValue, runbook: $0.runbook, falsePositives: $0.falsePositives)
             },
-            ruleCounts: result.stats.map { .init(ruleID: $0.ruleID, evaluated: nil, error: $0.error) },
+            ruleCounts: stats.map { .init(ruleID: $0.ruleID, evaluated: nil, error: $0.error) },
             quarantine: try quarantineCounts(store), history: (try? writer.readHistory()) ?? [])
         input.sourcesAsStored = true
-        return try writer.write(input)
+        return try writer.write(consume input)
     }
 
     /// Store run id → the report id of its window.

@@ -397,7 +397,9 @@ struct HTMLReportRenderer {
             "<a href=\"\(HTMLText.escape(runbook))\" rel=\"noopener noreferrer\">\(HTMLText.data(runbook, maxCharacters: cap))</a>"
     }
 
-    private func bucket(_ findings: [Finding], title: String, kind: ReportModel.Bucket, ruleIndex: Int, ruleID: String)
+    private func bucket(
+        _ findings: ArraySlice<Finding>, title: String, kind: ReportModel.Bucket, ruleIndex: Int, ruleID: String
+    )
         -> String
     {
         if findings.isEmpty {

@@ -20,15 +20,16 @@ struct ReportModel: Sendable {
         }
     }
 
-    /// One rule's part of the report.
+    /// One rule's part of the report. The buckets are slices of the model's ``findings`` (which holds them
+    /// in this order), so the findings are held once however many views of them the outputs need.
     struct RuleSection: Sendable {
         var id: String
         var description: ReportInput.RuleDescription?
         var count: ReportInput.RuleCount?
-        var active: [Finding] = []
-        var inconclusive: [Finding] = []
-        var suppressed: [Finding] = []
-        var resolved: [Finding] = []
+        var active: ArraySlice<Finding> = []
+        var inconclusive: ArraySlice<Finding> = []
+        var suppressed: ArraySlice<Finding> = []
+        var resolved: ArraySlice<Finding> = []
         var moneyAtRisk: Int64 = 0
 
         var title: String {
@@ -37,9 +38,9 @@ struct ReportModel: Sendable {
         }
         var isExperimental: Bool { description?.isExperimental ?? false }
         var newCount: Int { active.filter { $0.status == .new }.count }
-        var all: [Finding] { active + inconclusive + suppressed + resolved }
     }
 
+    /// The input, except its findings: they are in ``findings`` (sorted), not held twice.
     let input: ReportInput
     let pseudonymized: Bool
     /// Every finding, in output order: by rule id, bucket, level (high first), money at risk, finding id.
@@ -63,48 +64,66 @@ struct ReportModel: Sendable {
     /// Recent runs, oldest first, ending with this one.
     let trend: [RunHistoryEntry]
 
-    init(input raw: ReportInput, options: ReportOptions, fileHistory: [RunHistoryEntry]) {
+    /// `input` is consumed: its findings are copied once into output order and then released.
+    init(input: consuming ReportInput, options: ReportOptions, fileHistory: [RunHistoryEntry]) {
         let pseudonymizer = UserIDPseudonymizer(key: options.pseudonymizeUserIDs)
-        var input = raw
         if pseudonymizer.isActive {
-            let known = Self.userIDs(in: raw.findings)
-            input.findings = raw.findings.map { Self.pseudonymize($0, with: pseudonymizer, knownUserIDs: known) }
+            let known = Self.userIDs(in: input.findings)
+            input.findings = input.findings.map { Self.pseudonymize($0, with: pseudonymizer, knownUserIDs: known) }
         }
-        self.input = input
         self.pseudonymized = pseudonymizer.isActive
 
         // Sections: every described rule, plus any rule id that only appears in findings or counts.
         var byID: [String: RuleSection] = [:]
         for rule in input.rules { byID[rule.id, default: RuleSection(id: rule.id)].description = rule }
         for count in input.ruleCounts { byID[count.ruleID, default: RuleSection(id: count.ruleID)].count = count }
-        // Appended in place: copying the section out and back made every append copy the bucket (quadratic).
-        for finding in input.findings {
+        // Each finding's position by rule and bucket, then each bucket sorted, then the findings copied once
+        // into output order: at 100k+ findings, copies of the whole set are most of the report's memory.
+        var positions: [String: [[Int]]] = [:]
+        for (position, finding) in input.findings.enumerated() {
             if byID[finding.ruleID] == nil { byID[finding.ruleID] = RuleSection(id: finding.ruleID) }
-            switch Bucket(finding) {
-            case .active: byID[finding.ruleID]?.active.append(finding)
-            case .inconclusive: byID[finding.ruleID]?.inconclusive.append(finding)
-            case .suppressed: byID[finding.ruleID]?.suppressed.append(finding)
-            case .resolved: byID[finding.ruleID]?.resolved.append(finding)
-            }
+            positions[finding.ruleID, default: Array(repeating: [], count: Bucket.allCases.count)][
+                Bucket(finding).rawValue
+            ].append(position)
         }
         var sections = byID.values.sorted { $0.id < $1.id }
+        var ordered: [Finding] = []
+        ordered.reserveCapacity(input.findings.count)
+        var ranges: [[Range<Int>]] = []
+        for section in sections {
+            var bucketRanges: [Range<Int>] = []
+            for var bucket in positions[section.id] ?? Array(repeating: [], count: Bucket.allCases.count) {
+                bucket.sort { Self.hitOrder(input.findings[$0], input.findings[$1]) }
+                let start = ordered.count
+                for position in bucket { ordered.append(input.findings[position]) }
+                bucketRanges.append(start..<ordered.count)
+            }
+            ranges.append(bucketRanges)
+        }
+        positions = [:]
         for index in sections.indices {
-            sections[index].active.sort(by: Self.hitOrder)
-            sections[index].inconclusive.sort(by: Self.hitOrder)
-            sections[index].suppressed.sort(by: Self.hitOrder)
-            sections[index].resolved.sort(by: Self.hitOrder)
+            sections[index].active = ordered[ranges[index][Bucket.active.rawValue]]
+            sections[index].inconclusive = ordered[ranges[index][Bucket.inconclusive.rawValue]]
+            sections[index].suppressed = ordered[ranges[index][Bucket.suppressed.rawValue]]
+            sections[index].resolved = ordered[ranges[index][Bucket.resolved.rawValue]]
             sections[index].moneyAtRisk = Self.dedupedMoney(sections[index].active).values.reduce(0) { $0 + $1.amount }
         }
         self.sections = sections
-        self.findings = sections.flatMap(\.all)
+        self.findings = ordered
 
-        let active = sections.flatMap(\.active)
+        let active = sections.lazy.flatMap(\.active)
         var levels: [Finding.Level: Int] = [:]
         for level in Finding.Level.allCases { levels[level] = 0 }
-        for finding in active { levels[finding.level, default: 0] += 1 }
+        var activeCount = 0
+        var newCount = 0
+        for finding in active {
+            levels[finding.level, default: 0] += 1
+            activeCount += 1
+            if finding.status == .new { newCount += 1 }
+        }
         self.countsByLevel = levels
-        self.newCount = active.filter { $0.status == .new }.count
-        self.recurringCount = active.count - newCount
+        self.newCount = newCount
+        self.recurringCount = activeCount - newCount
         self.inconclusiveCount = sections.reduce(0) { $0 + $1.inconclusive.count }
         self.suppressedCount = sections.reduce(0) { $0 + $1.suppressed.count }
         self.resolvedCount = sections.reduce(0) { $0 + $1.resolved.count }
@@ -127,6 +146,7 @@ struct ReportModel: Sendable {
                 .compactMap { $0.observed.flatMap { Double($0.trimmingCharacters(in: .whitespaces)) } }
                 .filter(\.isFinite)
         }
+        input.findings = []
 
         var hitsByRule: [String: Int] = [:]
         for section in sections where !section.active.isEmpty { hitsByRule[section.id] = section.active.count }
@@ -138,9 +158,10 @@ struct ReportModel: Sendable {
         var earlier: [Int64: RunHistoryEntry] = [:]
         for entry in fileHistory where entry.runID < input.runID { earlier[entry.runID] = entry }
         for entry in input.history where entry.runID < input.runID { earlier[entry.runID] = entry }
-        let ordered = earlier.values.sorted { $0.runID < $1.runID }
-        self.previous = ordered.last
-        self.trend = Array(ordered.suffix(options.trendRuns - 1)) + [current]
+        let earlierRuns = earlier.values.sorted { $0.runID < $1.runID }
+        self.previous = earlierRuns.last
+        self.trend = Array(earlierRuns.suffix(options.trendRuns - 1)) + [current]
+        self.input = input
     }
 
     /// Level (highest first), then money at risk (largest first, none last), then finding id.
@@ -154,7 +175,7 @@ struct ReportModel: Sendable {
     }
 
     /// Money at risk keyed by transaction id (or finding id when there is none), the largest amount kept.
-    static func dedupedMoney(_ findings: [Finding]) -> [String: (amount: Int64, storefront: String?)] {
+    static func dedupedMoney(_ findings: some Sequence<Finding>) -> [String: (amount: Int64, storefront: String?)] {
         var out: [String: (amount: Int64, storefront: String?)] = [:]
         for finding in findings {
             guard let amount = finding.amountRef else { continue }

@@ -40,8 +40,11 @@ public struct ReportWriter: Sendable {
     }
 
     /// Writes `reports/<run-id>/`, then updates the history and the index. Returns the run folder.
+    ///
+    /// The input is consumed: its findings move into the report's model, sorted, so a caller that hands
+    /// them over (`write(consume input)`) keeps no second copy of a large run's findings.
     @discardableResult
-    public func write(_ input: ReportInput) throws -> URL {
+    public func write(_ input: consuming ReportInput) throws -> URL {
         let fm = FileManager.default
         do {
             try fm.createDirectory(at: reportsDirectory, withIntermediateDirectories: true)
@@ -49,11 +52,12 @@ public struct ReportWriter: Sendable {
             throw ReportError.cannotWrite(path: reportsDirectory.path, reason: "\(error)")
         }
         let fileHistory = readHistoryLeniently()
-        let model = ReportModel(input: input, options: options, fileHistory: fileHistory)
+        let model = ReportModel(input: consume input, options: options, fileHistory: fileHistory)
+        let stored = model.input  // everything but the findings, which the model holds sorted
 
-        let destination = runDirectory(input.runID)
+        let destination = runDirectory(stored.runID)
         let temporary = reportsDirectory.appendingPathComponent(
-            ".tmp-\(input.runID)-\(UUID().uuidString)", isDirectory: true)
+            ".tmp-\(stored.runID)-\(UUID().uuidString)", isDirectory: true)
         do {
             try fm.createDirectory(at: temporary, withIntermediateDirectories: false)
             // One file at a time, the CSVs streamed: memory stays bounded by the model, not by the output.
@@ -73,8 +77,8 @@ public struct ReportWriter: Sendable {
         // precedence as the trend: the input wins), and this run's line replaces any earlier line for it.
         var byRun: [Int64: RunHistoryEntry] = [:]
         for entry in fileHistory { byRun[entry.runID] = entry }
-        for entry in input.history where entry.runID < input.runID { byRun[entry.runID] = entry }
-        byRun[input.runID] = model.current
+        for entry in stored.history where entry.runID < stored.runID { byRun[entry.runID] = entry }
+        byRun[stored.runID] = model.current
         let history = byRun.values.sorted { $0.runID < $1.runID }
         try writeAtomically(Self.encodeHistory(history), name: Self.historyFileName)
 

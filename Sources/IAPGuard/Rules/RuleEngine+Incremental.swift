@@ -3,25 +3,27 @@ import Foundation
 /// The engine's incremental pieces (kept out of RuleEngine.swift; called from `evaluate(rule:…, scope:)`).
 extension RuleEngine {
     /// The rows whose entity is in `scope`; nil when a row's scope key cannot be told.
-    static func rowsInScope(_ rows: [[String: SQLValue]], _ scope: RuleScope) -> [[String: SQLValue]]? {
-        var kept: [[String: SQLValue]] = []
-        kept.reserveCapacity(rows.count)
-        for row in rows {
-            guard let inScope = scope.contains(row: row) else { return nil }
-            if inScope { kept.append(row) }
+    static func rowsInScope(_ rows: ResultRows, _ scope: RuleScope) -> ResultRows? {
+        var kept = ResultRows(columns: rows.columns)
+        for index in rows.indices {
+            guard let inScope = scope.contains(row: rows.dictionary(at: index)) else { return nil }
+            if inScope { kept.values.append(rows.values[index]) }
         }
         return kept
     }
 
     /// Whether the scope of every standing earlier finding can be told.
-    static func priorDecidable(_ prior: [String: Finding], _ scope: RuleScope) -> Bool {
-        prior.values.allSatisfy { $0.status == .resolved || scope.contains(entityKey: $0.entityKey) != nil }
+    static func priorDecidable(_ prior: [String: StoredFinding], _ scope: RuleScope) -> Bool {
+        prior.values.allSatisfy {
+            $0.finding.status == .resolved || scope.contains(entityKey: $0.finding.entityKey) != nil
+        }
     }
 
     /// Rows the engine prices at `:now`: an amount and currency, but neither `amount_ref` nor `purchase_date`.
-    static func pricedAtNow(_ rows: [[String: SQLValue]]) -> Int {
-        rows.filter { row in
-            (row["amount"].map { !$0.isNull } ?? false) && (row["currency"].map { !$0.isNull } ?? false)
+    static func pricedAtNow(_ rows: ResultRows) -> Int {
+        rows.indices.filter { index in
+            let row = rows.dictionary(at: index)
+            return (row["amount"].map { !$0.isNull } ?? false) && (row["currency"].map { !$0.isNull } ?? false)
                 && (row["amount_ref"]?.isNull ?? true) && (row["purchase_date"]?.isNull ?? true)
         }.count
     }

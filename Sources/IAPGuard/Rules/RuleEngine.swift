@@ -19,7 +19,11 @@ public final class RuleEngine {
     /// one are evaluated fully.
     public var scopes: [String: RuleScope] = [:]
 
-    /// One evaluated row: the finding and the result row it came from.
+    /// Whether each ``Item`` keeps the result row it came from (inline tests match rows; a run does not
+    /// need them, and at scale they would be most of the rule stage's memory).
+    var keepsResultRows = false
+
+    /// One evaluated row: the finding and the result row it came from (empty unless ``keepsResultRows``).
     struct Item {
         var finding: Finding
         var row: [String: SQLValue]
@@ -49,7 +53,13 @@ public final class RuleEngine {
         var result = RuleRunResult()
         for rule in rules {
             let evaluation = evaluate(rule: rule, runID: runID, now: now, since: since ?? 0, fx: fx)
-            result.findings += evaluation.items.map(\.finding) + evaluation.carried + evaluation.resolved
+            // Appended one by one into reserved space: `items.map(…) + …` built two temporary copies of a
+            // rule's findings, which at scale is hundreds of megabytes.
+            result.findings.reserveCapacity(
+                result.findings.count + evaluation.items.count + evaluation.carried.count + evaluation.resolved.count)
+            for item in evaluation.items { result.findings.append(item.finding) }
+            result.findings.append(contentsOf: evaluation.carried)
+            result.findings.append(contentsOf: evaluation.resolved)
             result.carriedFindingIDs += evaluation.carried.map(\.findingID)
             result.stats.append(evaluation.stats)
             result.warnings += evaluation.warnings
@@ -98,19 +108,20 @@ public final class RuleEngine {
             evaluation.stats.queryMillis =
                 Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
         }
-        var rows: [[String: SQLValue]] = []
+        // The result is kept as value arrays under one column list: a dictionary per row costs about three
+        // times the memory, and a rule can return hundreds of thousands of rows at scale. Each row becomes a
+        // dictionary only while it is turned into its finding.
+        var rows = ResultRows()
         do {
             // A failing rule must not stop the others, on PostgreSQL too (a failed statement aborts the
             // transaction there unless it ran in a savepoint).
             try store.isolatingFailure {
                 try store.query(scope?.query ?? rule.query, parameters: parameters) { columns, values in
-                    var row: [String: SQLValue] = [:]
-                    for (column, value) in zip(columns, values) { row[column] = value }
-                    rows.append(row)
+                    rows.append(columns: columns, values: values)
                 }
             }
-            if let first = rows.first {
-                let missing = rule.entityKey.filter { first[$0] == nil }
+            if !rows.isEmpty {
+                let missing = rule.entityKey.filter { !rows.columns.contains($0) }
                 if !missing.isEmpty {
                     throw RuleEngineError(
                         message: "result has no entity_key column(s) \(missing.joined(separator: ", "))")
@@ -132,7 +143,7 @@ public final class RuleEngine {
         evaluation.stats.pricedAtNow = Self.pricedAtNow(rows)
         // --- end incremental ---
 
-        let prior: [String: Finding]
+        let prior: [String: StoredFinding]
         var priorUnreadable = false
         do {
             prior = usesStoredFindings ? try storedFindings(ruleID: rule.id) : [:]
@@ -147,14 +158,16 @@ public final class RuleEngine {
         }
         // --- end incremental ---
         var seen = Set<String>()
-        for row in rows {
+        evaluation.items.reserveCapacity(rows.count)
+        for index in rows.indices {
+            let row = rows.dictionary(at: index)
             let keyValues = rule.entityKey.map { row[$0]?.textValue }
             let id = Self.findingID(ruleID: rule.id, key: keyValues)
             guard seen.insert(id).inserted else { continue }
             var finding = makeFinding(
                 rule: rule, row: row, id: id, runID: runID, now: now, fx: fx, warnings: &evaluation.warnings)
             finding.entityKey = zip(rule.entityKey, keyValues).map { EvidenceField(name: $0, value: $1) }
-            if let earlier = prior[id] { finding.firstSeenRunID = earlier.firstSeenRunID }
+            if let earlier = prior[id] { finding.firstSeenRunID = earlier.finding.firstSeenRunID }
             applyExceptions(rule: rule, row: row, now: now, finding: &finding, warnings: &evaluation.warnings)
             if finding.status != .suppressed { finding.status = prior[id] == nil ? .new : .recurring }
             finding.evidence = evidence(rule: rule, row: row, parameters: parameters, warnings: &evaluation.warnings)
@@ -166,10 +179,14 @@ public final class RuleEngine {
                 if finding.status == .new { evaluation.stats.new += 1 }
                 if finding.status == .recurring { evaluation.stats.recurring += 1 }
             }
-            evaluation.items.append(Item(finding: finding, row: row))
+            evaluation.items.append(Item(finding: finding, row: keepsResultRows ? row : [:]))
         }
-        for (id, earlier) in prior.sorted(by: { $0.key < $1.key })
-        where !seen.contains(id) && earlier.status != .resolved {
+        let decoder = JSONDecoder()
+        for (id, stored) in prior.sorted(by: { $0.key < $1.key })
+        where !seen.contains(id) && stored.finding.status != .resolved {
+            // Only an earlier finding that is carried over or resolved is written again: only its evidence
+            // is decoded (at scale, decoding every earlier finding's evidence cost seconds and hundreds of MB).
+            let earlier = stored.withEvidence(decoder)
             // --- incremental: outside the scope, the earlier finding carries over unchanged ---
             if let scope, scope.contains(entityKey: earlier.entityKey) == false {
                 carryOver(earlier, runID: runID, into: &evaluation)
@@ -280,9 +297,23 @@ public final class RuleEngine {
 
     // MARK: Earlier findings
 
+    /// An earlier finding as stored, its evidence still encoded (see ``withEvidence(_:)``).
+    struct StoredFinding {
+        var finding: Finding
+        var evidenceJSON: String?
+
+        /// The finding with its evidence decoded (none when the stored JSON cannot be read).
+        func withEvidence(_ decoder: JSONDecoder) -> Finding {
+            var full = finding
+            full.evidence =
+                evidenceJSON.flatMap { try? decoder.decode([EvidenceRow].self, from: Data($0.utf8)) } ?? []
+            return full
+        }
+    }
+
     /// The stored current state of a rule's findings, by id.
-    func storedFindings(ruleID: String) throws -> [String: Finding] {
-        var result: [String: Finding] = [:]
+    func storedFindings(ruleID: String) throws -> [String: StoredFinding] {
+        var result: [String: StoredFinding] = [:]
         let decoder = JSONDecoder()
         try store.query(
             """
@@ -316,16 +347,15 @@ public final class RuleEngine {
             // A finding resolved earlier is only looked up (first run, new or recurring), never shown or
             // stored again from here: its JSON columns are not decoded.
             guard f.status != .resolved else {
-                result[id] = f
+                result[id] = StoredFinding(finding: f, evidenceJSON: nil)
                 return
             }
-            f.evidence = v[21].textValue.flatMap { try? decoder.decode([EvidenceRow].self, from: Data($0.utf8)) } ?? []
             f.suppression = v[22].textValue.flatMap {
                 try? decoder.decode(Finding.Suppression.self, from: Data($0.utf8))
             }
             f.entityKey =
                 v[25].textValue.flatMap { try? decoder.decode([EvidenceField].self, from: Data($0.utf8)) } ?? []
-            result[id] = f
+            result[id] = StoredFinding(finding: f, evidenceJSON: v[21].textValue)
         }
         return result
     }

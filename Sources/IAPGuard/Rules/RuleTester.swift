@@ -58,6 +58,7 @@ public struct RuleTester {
             let currency = params.removeValue(forKey: "reference_currency")?.textValue ?? referenceCurrency
             let engine = RuleEngine(store: store, referenceCurrency: currency, paramOverrides: [rule.id: params])
             engine.usesStoredFindings = false
+            engine.keepsResultRows = true
             let evaluation = engine.evaluate(
                 rule: rule, runID: 1, now: test.now, since: 0, fx: try FXTable(store: store))
             if let error = evaluation.stats.error {

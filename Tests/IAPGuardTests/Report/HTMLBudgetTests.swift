@@ -21,13 +21,14 @@ import Testing
 
     static func section(_ rule: String, hits: Int, evidence: Int) -> ReportModel.RuleSection {
         var section = ReportModel.RuleSection(id: rule)
-        section.active = (0..<hits).map { n in
-            var finding = ReportFixtures.finding(rule, n, level: .medium, summary: "hit \(n)")
-            finding.evidence = (0..<evidence).map { row in
-                EvidenceRow(kind: "credit", fields: [EvidenceField(name: "row", value: "\(row)")])
-            }
-            return finding
-        }
+        section.active = ArraySlice(
+            (0..<hits).map { n in
+                var finding = ReportFixtures.finding(rule, n, level: .medium, summary: "hit \(n)")
+                finding.evidence = (0..<evidence).map { row in
+                    EvidenceRow(kind: "credit", fields: [EvidenceField(name: "row", value: "\(row)")])
+                }
+                return finding
+            })
         return section
     }
 
