@@ -37,6 +37,46 @@ struct EvidenceJSON {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// Stored `evidence_json` back as rows, read with the strict byte parser rather than `JSONDecoder`
+    /// (an incremental run reads every standing finding it carries over). `nil` when the text is not JSON
+    /// of that shape: callers then fall back to `JSONDecoder`, whose verdict stands.
+    func decodeRows(_ text: String) -> [EvidenceRow]? {
+        guard let document = try? JSONDocument.parse(Array(text.utf8)), document.kind(0) == .array else {
+            return nil
+        }
+        var rows: [EvidenceRow] = []
+        for item in document.items(ofArray: 0) {
+            guard document.kind(item) == .object, let kind = string(document, document.member("kind", inObject: item)),
+                let fieldsIndex = document.member("fields", inObject: item), document.kind(fieldsIndex) == .array
+            else { return nil }
+            var fields: [EvidenceField] = []
+            for fieldIndex in document.items(ofArray: fieldsIndex) {
+                guard document.kind(fieldIndex) == .object,
+                    let name = string(document, document.member("name", inObject: fieldIndex))
+                else { return nil }
+                var value: String?
+                if let valueIndex = document.member("value", inObject: fieldIndex),
+                    document.kind(valueIndex) != .null
+                {
+                    guard let text = string(document, valueIndex) else { return nil }
+                    value = text
+                }
+                fields.append(EvidenceField(name: name, value: value))
+            }
+            rows.append(EvidenceRow(kind: kind, fields: fields))
+        }
+        return rows
+    }
+
+    /// The string at `index`, or `nil` when there is none or it is not a string.
+    private func string(_ document: JSONDocument, _ index: Int?) -> String? {
+        guard let index else { return nil }
+        switch document.kind(index) {
+        case .string, .escapedString: return document.string(at: index)
+        default: return nil
+        }
+    }
+
     private func appendFields(_ fields: [EvidenceField], to out: inout [UInt8]) throws {
         out.append(UInt8(ascii: "["))
         for (index, field) in fields.enumerated() {

@@ -305,8 +305,10 @@ public final class RuleEngine {
         /// The finding with its evidence decoded (none when the stored JSON cannot be read).
         func withEvidence(_ decoder: JSONDecoder) -> Finding {
             var full = finding
+            guard let text = evidenceJSON else { return full }
             full.evidence =
-                evidenceJSON.flatMap { try? decoder.decode([EvidenceRow].self, from: Data($0.utf8)) } ?? []
+                EvidenceJSON().decodeRows(text)
+                ?? (try? decoder.decode([EvidenceRow].self, from: Data(text.utf8))) ?? []
             return full
         }
     }

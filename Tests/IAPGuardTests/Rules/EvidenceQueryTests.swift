@@ -35,6 +35,25 @@ struct EvidenceQueryTests {
         }
         let decoded = try JSONDecoder().decode([EvidenceRow].self, from: Data(try json.encode(rows).utf8))
         #expect(decoded == rows)
+        #expect(json.decodeRows(try json.encode(rows)) == rows)
+    }
+
+    @Test func storedEvidenceReadsBackAsJSONDecoderReadsIt() throws {
+        let json = EvidenceJSON()
+        let cases = [
+            "[]", #"[{"fields":[],"kind":"hit"}]"#,
+            #"[{"kind":"credit","fields":[{"value":"u\/1","name":"user_id"},{"name":"reversed_at"}]}]"#,
+            #"[{"fields":[{"name":"a","value":null}],"kind":"k"}]"#,
+            #"[{"fields":[{"name":"\u00e9\n","value":"\ud83d\ude42"}],"kind":"k"}]"#,
+        ]
+        for text in cases {
+            let expected = try JSONDecoder().decode([EvidenceRow].self, from: Data(text.utf8))
+            #expect(json.decodeRows(text) == expected, "\(text)")
+        }
+        // Not the stored shape or not JSON: no answer, so the caller falls back to JSONDecoder.
+        for text in ["", "{}", "[1]", #"[{"fields":[]}]"#, #"[{"fields":[{"value":"x"}],"kind":"k"}]"#, "[{]"] {
+            #expect(json.decodeRows(text) == nil, "\(text)")
+        }
     }
 
     // MARK: Prepared evidence queries
