@@ -64,7 +64,7 @@ struct ReportModel: Sendable {
     /// Recent runs, oldest first, ending with this one.
     let trend: [RunHistoryEntry]
 
-    /// `input` is consumed: its findings are copied once into output order and then released.
+    /// `input` is consumed: its findings are sorted in place into output order and held by the model only.
     init(input: consuming ReportInput, options: ReportOptions, fileHistory: [RunHistoryEntry]) {
         let pseudonymizer = UserIDPseudonymizer(key: options.pseudonymizeUserIDs)
         if pseudonymizer.isActive {
@@ -77,35 +77,38 @@ struct ReportModel: Sendable {
         var byID: [String: RuleSection] = [:]
         for rule in input.rules { byID[rule.id, default: RuleSection(id: rule.id)].description = rule }
         for count in input.ruleCounts { byID[count.ruleID, default: RuleSection(id: count.ruleID)].count = count }
-        // Each finding's position by rule and bucket, then each bucket sorted, then the findings copied once
-        // into output order: at 100k+ findings, copies of the whole set are most of the report's memory.
-        var positions: [String: [[Int]]] = [:]
-        for (position, finding) in input.findings.enumerated() {
-            if byID[finding.ruleID] == nil { byID[finding.ruleID] = RuleSection(id: finding.ruleID) }
-            positions[finding.ruleID, default: Array(repeating: [], count: Bucket.allCases.count)][
-                Bucket(finding).rawValue
-            ].append(position)
+        // The findings sorted in place into output order (rule id, bucket, hit order); each rule's buckets
+        // are then slices of that one array. The input was handed over, so nothing here copies the findings:
+        // at 100k+ findings, copies of the whole set were most of the report's memory.
+        input.findings.sort { a, b in
+            if a.ruleID != b.ruleID { return a.ruleID < b.ruleID }
+            let bucketA = Bucket(a).rawValue
+            let bucketB = Bucket(b).rawValue
+            if bucketA != bucketB { return bucketA < bucketB }
+            return Self.hitOrder(a, b)
+        }
+        let ordered = input.findings
+        input.findings = []
+        var ranges: [String: [Range<Int>]] = [:]
+        var start = 0
+        while start < ordered.count {
+            let ruleID = ordered[start].ruleID
+            let bucket = Bucket(ordered[start]).rawValue
+            var end = start + 1
+            while end < ordered.count, ordered[end].ruleID == ruleID, Bucket(ordered[end]).rawValue == bucket {
+                end += 1
+            }
+            if byID[ruleID] == nil { byID[ruleID] = RuleSection(id: ruleID) }
+            ranges[ruleID, default: Array(repeating: 0..<0, count: Bucket.allCases.count)][bucket] = start..<end
+            start = end
         }
         var sections = byID.values.sorted { $0.id < $1.id }
-        var ordered: [Finding] = []
-        ordered.reserveCapacity(input.findings.count)
-        var ranges: [[Range<Int>]] = []
-        for section in sections {
-            var bucketRanges: [Range<Int>] = []
-            for var bucket in positions[section.id] ?? Array(repeating: [], count: Bucket.allCases.count) {
-                bucket.sort { Self.hitOrder(input.findings[$0], input.findings[$1]) }
-                let start = ordered.count
-                for position in bucket { ordered.append(input.findings[position]) }
-                bucketRanges.append(start..<ordered.count)
-            }
-            ranges.append(bucketRanges)
-        }
-        positions = [:]
         for index in sections.indices {
-            sections[index].active = ordered[ranges[index][Bucket.active.rawValue]]
-            sections[index].inconclusive = ordered[ranges[index][Bucket.inconclusive.rawValue]]
-            sections[index].suppressed = ordered[ranges[index][Bucket.suppressed.rawValue]]
-            sections[index].resolved = ordered[ranges[index][Bucket.resolved.rawValue]]
+            let bucketRanges = ranges[sections[index].id] ?? Array(repeating: 0..<0, count: Bucket.allCases.count)
+            sections[index].active = ordered[bucketRanges[Bucket.active.rawValue]]
+            sections[index].inconclusive = ordered[bucketRanges[Bucket.inconclusive.rawValue]]
+            sections[index].suppressed = ordered[bucketRanges[Bucket.suppressed.rawValue]]
+            sections[index].resolved = ordered[bucketRanges[Bucket.resolved.rawValue]]
             sections[index].moneyAtRisk = Self.dedupedMoney(sections[index].active).values.reduce(0) { $0 + $1.amount }
         }
         self.sections = sections
@@ -142,11 +145,10 @@ struct ReportModel: Sendable {
         if let given = input.priceRatios {
             self.priceRatios = given.map(\.ratio).filter(\.isFinite)
         } else {
-            self.priceRatios = input.findings.filter { $0.ruleID == "IAP-008" && $0.outcome == .hit }
+            self.priceRatios = ordered.filter { $0.ruleID == "IAP-008" && $0.outcome == .hit }
                 .compactMap { $0.observed.flatMap { Double($0.trimmingCharacters(in: .whitespaces)) } }
                 .filter(\.isFinite)
         }
-        input.findings = []
 
         var hitsByRule: [String: Int] = [:]
         for section in sections where !section.active.isEmpty { hitsByRule[section.id] = section.active.count }

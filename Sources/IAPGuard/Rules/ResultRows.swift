@@ -29,4 +29,11 @@ struct ResultRows {
         for (column, value) in zip(columns, values[index]) { row[column] = value }
         return row
     }
+
+    /// Row `index` by column name, its values released from here (the row reads as empty afterwards).
+    mutating func take(at index: Int) -> [String: SQLValue] {
+        let row = dictionary(at: index)
+        values[index] = []
+        return row
+    }
 }

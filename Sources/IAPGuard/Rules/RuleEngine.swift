@@ -31,12 +31,20 @@ public final class RuleEngine {
 
     /// One rule's evaluation.
     struct Evaluation {
-        var items: [Item] = []
+        /// The findings of the rule's result rows, in row order.
+        var findings: [Finding] = []
+        /// Each finding's result row, when the engine ``keepsResultRows`` (empty otherwise).
+        var rows: [[String: SQLValue]] = []
         var resolved: [Finding] = []
         /// Earlier findings outside an incremental scope, carried over unchanged.
         var carried: [Finding] = []
         var stats: RuleRunResult.RuleStats
         var warnings: [String] = []
+
+        /// The findings with their result rows (rows empty unless the engine ``keepsResultRows``).
+        var items: [Item] {
+            findings.indices.map { Item(finding: findings[$0], row: $0 < rows.count ? rows[$0] : [:]) }
+        }
     }
 
     public init(store: any PurchaseStore, referenceCurrency: String, paramOverrides: [String: [String: SQLValue]] = [:])
@@ -52,12 +60,15 @@ public final class RuleEngine {
         let fx = try FXTable(store: store)
         var result = RuleRunResult()
         for rule in rules {
-            let evaluation = evaluate(rule: rule, runID: runID, now: now, since: since ?? 0, fx: fx)
-            // Appended one by one into reserved space: `items.map(…) + …` built two temporary copies of a
-            // rule's findings, which at scale is hundreds of megabytes.
-            result.findings.reserveCapacity(
-                result.findings.count + evaluation.items.count + evaluation.carried.count + evaluation.resolved.count)
-            for item in evaluation.items { result.findings.append(item.finding) }
+            var evaluation = evaluate(rule: rule, runID: runID, now: now, since: since ?? 0, fx: fx)
+            // Moved, not copied, when this is the first rule (the pipeline evaluates one rule per call): at
+            // scale a rule's findings are hundreds of megabytes.
+            if result.findings.isEmpty {
+                swap(&result.findings, &evaluation.findings)
+            } else {
+                result.findings.append(contentsOf: evaluation.findings)
+                evaluation.findings = []
+            }
             result.findings.append(contentsOf: evaluation.carried)
             result.findings.append(contentsOf: evaluation.resolved)
             result.carriedFindingIDs += evaluation.carried.map(\.findingID)
@@ -158,9 +169,10 @@ public final class RuleEngine {
         }
         // --- end incremental ---
         var seen = Set<String>()
-        evaluation.items.reserveCapacity(rows.count)
+        evaluation.findings.reserveCapacity(rows.count)
         for index in rows.indices {
-            let row = rows.dictionary(at: index)
+            // Each row is released as it becomes a finding: rows and findings are not both held whole.
+            let row = rows.take(at: index)
             let keyValues = rule.entityKey.map { row[$0]?.textValue }
             let id = Self.findingID(ruleID: rule.id, key: keyValues)
             guard seen.insert(id).inserted else { continue }
@@ -179,7 +191,8 @@ public final class RuleEngine {
                 if finding.status == .new { evaluation.stats.new += 1 }
                 if finding.status == .recurring { evaluation.stats.recurring += 1 }
             }
-            evaluation.items.append(Item(finding: finding, row: keepsResultRows ? row : [:]))
+            evaluation.findings.append(finding)
+            if keepsResultRows { evaluation.rows.append(row) }
         }
         let decoder = JSONDecoder()
         for (id, stored) in prior.sorted(by: { $0.key < $1.key })

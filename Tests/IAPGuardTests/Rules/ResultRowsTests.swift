@@ -21,6 +21,15 @@ import Testing
         #expect(rows.dictionary(at: 0) == ["user_id": .text("last")])
     }
 
+    @Test func aTakenRowIsReleasedAndTheOthersStay() {
+        var rows = ResultRows()
+        rows.append(columns: ["k"], values: [.text("a")])
+        rows.append(columns: ["k"], values: [.text("b")])
+        #expect(rows.take(at: 0) == ["k": .text("a")])
+        #expect(rows.values[0].isEmpty)
+        #expect(rows.dictionary(at: 1) == ["k": .text("b")])
+    }
+
     @Test func anEmptyResultHasNoColumns() {
         let rows = ResultRows()
         #expect(rows.isEmpty)
