@@ -21,6 +21,7 @@ public enum Schema {
         EvidenceIndexes.migration,
         IncrementalSchema.migration,
         ChangeTrackingSchema.migration,
+        RefundIndexSchema.migration,
     ]
 
     /// The newest schema version.

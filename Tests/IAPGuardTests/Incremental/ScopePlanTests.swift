@@ -56,7 +56,7 @@ import Testing
     /// `reversed_at` index. (Not yet the `refunds` view: IAP-015's and IAP-016's moments shifted by a grace
     /// period or window, `event_date + …`, are no index range, and the notification half's `event_date` is
     /// `COALESCE(revocation_date, signed_date)`; those still read `notification` and revoked transactions.)
-    @Test func shippedTimeQueriesReadCreditsByIndex() throws {
+    @Test func shippedTimeQueriesReadCreditsAndRefundsByIndex() throws {
         let store = try SQLiteStore(path: ":memory:")
         try store.migrate()
         let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -77,6 +77,13 @@ import Testing
                 }
                 let scans = plan.filter { $0 == "SCAN credit" || $0.hasPrefix("SCAN credit ") }
                 #expect(scans.isEmpty, "\(rule.id) time query reads a whole table: \(plan)")
+                // The `refunds` view's transaction half: revoked transactions by index, not every
+                // transaction of a verification outcome (nearly all of them) or the whole table.
+                let transactionReads = plan.filter {
+                    $0 == "SCAN apple_transaction" || $0.hasPrefix("SCAN apple_transaction ")
+                        || ($0.hasPrefix("SEARCH apple_transaction ") && $0.hasSuffix("(verification=?)"))
+                }
+                #expect(transactionReads.isEmpty, "\(rule.id) time query reads every transaction: \(plan)")
                 checked += 1
             }
         }
