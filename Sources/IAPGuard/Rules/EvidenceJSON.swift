@@ -47,25 +47,36 @@ struct EvidenceJSON {
         var rows: [EvidenceRow] = []
         for item in document.items(ofArray: 0) {
             guard document.kind(item) == .object, let kind = string(document, document.member("kind", inObject: item)),
-                let fieldsIndex = document.member("fields", inObject: item), document.kind(fieldsIndex) == .array
+                let fieldsIndex = document.member("fields", inObject: item),
+                let fields = fields(document, fieldsIndex)
             else { return nil }
-            var fields: [EvidenceField] = []
-            for fieldIndex in document.items(ofArray: fieldsIndex) {
-                guard document.kind(fieldIndex) == .object,
-                    let name = string(document, document.member("name", inObject: fieldIndex))
-                else { return nil }
-                var value: String?
-                if let valueIndex = document.member("value", inObject: fieldIndex),
-                    document.kind(valueIndex) != .null
-                {
-                    guard let text = string(document, valueIndex) else { return nil }
-                    value = text
-                }
-                fields.append(EvidenceField(name: name, value: value))
-            }
             rows.append(EvidenceRow(kind: kind, fields: fields))
         }
         return rows
+    }
+
+    /// A stored entity key (`entity_key`) back as fields, like ``decodeRows(_:)``.
+    func decodeFields(_ text: String) -> [EvidenceField]? {
+        guard let document = try? JSONDocument.parse(Array(text.utf8)) else { return nil }
+        return fields(document, 0)
+    }
+
+    /// The array of `{"name": …, "value": …}` objects at `index` (a missing or null value is nil).
+    private func fields(_ document: JSONDocument, _ index: Int) -> [EvidenceField]? {
+        guard document.kind(index) == .array else { return nil }
+        var fields: [EvidenceField] = []
+        for fieldIndex in document.items(ofArray: index) {
+            guard document.kind(fieldIndex) == .object,
+                let name = string(document, document.member("name", inObject: fieldIndex))
+            else { return nil }
+            var value: String?
+            if let valueIndex = document.member("value", inObject: fieldIndex), document.kind(valueIndex) != .null {
+                guard let text = string(document, valueIndex) else { return nil }
+                value = text
+            }
+            fields.append(EvidenceField(name: name, value: value))
+        }
+        return fields
     }
 
     /// The string at `index`, or `nil` when there is none or it is not a string.

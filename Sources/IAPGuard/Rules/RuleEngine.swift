@@ -330,6 +330,7 @@ public final class RuleEngine {
     func storedFindings(ruleID: String) throws -> [String: StoredFinding] {
         var result: [String: StoredFinding] = [:]
         let decoder = JSONDecoder()
+        let evidenceJSON = EvidenceJSON()
         try store.query(
             """
             SELECT finding_id, rule_id, rule_version, rule_title, level, status, outcome, inconclusive_reason,
@@ -369,7 +370,10 @@ public final class RuleEngine {
                 try? decoder.decode(Finding.Suppression.self, from: Data($0.utf8))
             }
             f.entityKey =
-                v[25].textValue.flatMap { try? decoder.decode([EvidenceField].self, from: Data($0.utf8)) } ?? []
+                v[25].textValue.flatMap {
+                    evidenceJSON.decodeFields($0)
+                        ?? (try? decoder.decode([EvidenceField].self, from: Data($0.utf8)))
+                } ?? []
             result[id] = StoredFinding(finding: f, evidenceJSON: v[21].textValue)
         }
         return result

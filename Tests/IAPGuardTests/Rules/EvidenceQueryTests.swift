@@ -36,6 +36,9 @@ struct EvidenceQueryTests {
         let decoded = try JSONDecoder().decode([EvidenceRow].self, from: Data(try json.encode(rows).utf8))
         #expect(decoded == rows)
         #expect(json.decodeRows(try json.encode(rows)) == rows)
+        for row in rows { #expect(json.decodeFields(try json.encode(row.fields)) == row.fields) }
+        #expect(json.decodeFields("{}") == nil)
+        #expect(json.decodeFields(#"[{"value":"x"}]"#) == nil)
     }
 
     @Test func storedEvidenceReadsBackAsJSONDecoderReadsIt() throws {
