@@ -208,17 +208,20 @@ extension Pipeline {
     /// run and its re-run); they are in the run summary, the `run_source` table and the metrics file.
     func storedSources(_ store: any SQLBackedStore) throws -> [ReportInput.Source] {
         var stored: [String: (count: Int, latest: Int64?)] = [:]
-        for row in try store.connection.query(
-            """
-            SELECT source_name, COUNT(*), MAX(t) FROM (
-                SELECT source_name, COALESCE(signed_date, purchase_date, received_at) AS t FROM apple_sighting
-                UNION ALL SELECT source_name, created_at FROM backend_order
-                UNION ALL SELECT source_name, credited_at FROM credit
-                UNION ALL SELECT source_name, signed_date FROM notification) AS stored
-            GROUP BY source_name
-            """, [])
-        {
-            stored[row[0].textValue ?? ""] = (Int(row[1].integerValue ?? 0), row[2].integerValue)
+        // Per table: the count by source over the (source, time) index, then each source's latest time by
+        // one probe of it (migration 8); one query over all the tables read every row of the store.
+        for (table, time) in Self.sourceTables {
+            var sources: [String] = []
+            for row in try store.connection.query(Self.sourceCountSQL(table), []) {
+                let name = row[0].textValue ?? ""
+                sources.append(name)
+                stored[name, default: (0, nil)].count += Int(row[1].integerValue ?? 0)
+            }
+            for name in sources {
+                let latest = try store.connection.query(Self.sourceLatestSQL(table, time), [.text(name)])
+                    .first?.first?.integerValue
+                if let latest, latest > (stored[name]?.latest ?? Int64.min) { stored[name]?.latest = latest }
+            }
         }
         var quarantined: [String: Int] = [:]
         for row in try store.connection.query("SELECT source_name, COUNT(*) FROM quarantine GROUP BY source_name", []) {
@@ -231,6 +234,23 @@ extension Pipeline {
                 unchanged: 0, errors: quarantined[source.name] ?? 0,
                 watermark: entry?.latest.map { "latest record " + TimeParser.iso8601($0) })
         }
+    }
+
+    /// The record tables and the time each one's latest record is told by (the sightings': the signed date,
+    /// else the purchase date, else when it was received).
+    static let sourceTables: [(table: String, time: String)] = [
+        ("apple_sighting", "COALESCE(signed_date, purchase_date, received_at)"), ("backend_order", "created_at"),
+        ("credit", "credited_at"), ("notification", "signed_date"),
+    ]
+
+    /// Records of `table` by source (a walk of the `(source_name, time)` index).
+    static func sourceCountSQL(_ table: String) -> String {
+        "SELECT source_name, COUNT(*) FROM \(table) GROUP BY source_name"
+    }
+
+    /// The latest time of one source's records in `table` (one probe of the `(source_name, time)` index).
+    static func sourceLatestSQL(_ table: String, _ time: String) -> String {
+        "SELECT MAX(\(time)) FROM \(table) WHERE source_name = ?"
     }
 
     func quarantineCounts(_ store: any SQLBackedStore) throws -> [ReportInput.QuarantineCount] {

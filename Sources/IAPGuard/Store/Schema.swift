@@ -22,6 +22,7 @@ public enum Schema {
         IncrementalSchema.migration,
         ChangeTrackingSchema.migration,
         RefundIndexSchema.migration,
+        SourceStatsIndexes.migration,
     ]
 
     /// The newest schema version.

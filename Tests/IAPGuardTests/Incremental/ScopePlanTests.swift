@@ -109,6 +109,23 @@ import Testing
         }
     }
 
+    /// What the store holds from each source, read for every report: the counts walk an index, the latest
+    /// times are one index probe per source; no statement reads a record table itself.
+    @Test func sourceStatisticsReadIndexesNotTables() throws {
+        let store = try SQLiteStore(path: ":memory:")
+        try store.migrate()
+        for (table, time) in Pipeline.sourceTables {
+            let count = try store.database.query("EXPLAIN QUERY PLAN " + Pipeline.sourceCountSQL(table))
+                .compactMap { $0.last?.textValue }
+            #expect(count.allSatisfy { $0.contains("USING COVERING INDEX") }, "\(table) count: \(count)")
+            let latest = try store.database.query(
+                "EXPLAIN QUERY PLAN " + Pipeline.sourceLatestSQL(table, time), [.text("receipts")]
+            ).compactMap { $0.last?.textValue }
+            #expect(
+                latest.allSatisfy { $0.hasPrefix("SEARCH") && $0.contains("INDEX") }, "\(table) latest: \(latest)")
+        }
+    }
+
     @Test(arguments: [nil, Int64(1_700_000_000_000)])
     func everyScopeStatementIsAnIndexLookup(fxChangedFrom: Int64?) throws {
         // A changed transaction with an app account token, so the statements keyed by tokens run too.
