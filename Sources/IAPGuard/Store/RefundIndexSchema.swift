@@ -8,12 +8,17 @@
 /// same condition is a range of revoked transactions per verification value (0.06 s each). The new index
 /// also answers everything the `verification` index did (its first column), so that one is dropped.
 ///
+/// Migration 6 gained its two `verification` indexes after stores had already been built with it, so a
+/// version-6 store may lack them: the old index is dropped only if it exists, and the sightings' one is
+/// created if it is missing.
+///
 /// Plain SQL that SQLite and PostgreSQL both run.
 enum RefundIndexSchema {
     static let migration = Schema.Migration(version: 7, name: "refunds by verification and revocation date", sql: sql)
 
     static let sql = """
         CREATE INDEX apple_transaction_verification_revocation ON apple_transaction (verification, revocation_date);
-        DROP INDEX apple_transaction_verification;
+        DROP INDEX IF EXISTS apple_transaction_verification;
+        CREATE INDEX IF NOT EXISTS apple_sighting_verification ON apple_sighting (verification, verification_reason);
         """
 }

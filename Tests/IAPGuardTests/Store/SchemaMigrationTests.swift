@@ -1,0 +1,56 @@
+import Testing
+
+@testable import IAPGuard
+
+/// Upgrades of stores built by earlier versions of the schema.
+@Suite struct SchemaMigrationTests {
+    static func indexes(_ store: SQLiteStore) throws -> Set<String> {
+        Set(
+            try store.database.query("SELECT name FROM sqlite_master WHERE type = 'index'").compactMap {
+                $0[0].textValue
+            })
+    }
+
+    /// Migration 6 gained its `verification` indexes after stores had been built with it: such a store
+    /// upgrades to the latest version, and ends with the indexes the latest schema has.
+    @Test func aVersion6StoreWithoutTheVerificationIndexesUpgrades() throws {
+        let store = try SQLiteStore(path: ":memory:")
+        try store.migrate()
+        let latest = try Self.indexes(store)
+        // Back to the early version-6 store: no verification indexes, nothing of migrations 7 and later.
+        try store.database.execute(
+            """
+            DROP INDEX apple_transaction_verification_revocation;
+            DROP INDEX apple_sighting_verification;
+            DROP INDEX apple_sighting_source_time;
+            DROP INDEX backend_order_source_time;
+            DROP INDEX credit_source_time;
+            DROP INDEX notification_source_time;
+            DELETE FROM schema_migration WHERE version > 6;
+            """)
+        #expect(try store.schemaVersion() == 6)
+        try store.migrate()
+        #expect(try store.schemaVersion() == Schema.latestVersion)
+        #expect(try Self.indexes(store) == latest)
+    }
+
+    /// The same upgrade from the version-6 store as migration 6 now builds it.
+    @Test func aVersion6StoreWithTheVerificationIndexesUpgrades() throws {
+        let store = try SQLiteStore(path: ":memory:")
+        try store.migrate()
+        let latest = try Self.indexes(store)
+        try store.database.execute(
+            """
+            DROP INDEX apple_transaction_verification_revocation;
+            DROP INDEX apple_sighting_source_time;
+            DROP INDEX backend_order_source_time;
+            DROP INDEX credit_source_time;
+            DROP INDEX notification_source_time;
+            CREATE INDEX apple_transaction_verification ON apple_transaction (verification);
+            DELETE FROM schema_migration WHERE version > 6;
+            """)
+        try store.migrate()
+        #expect(try Self.indexes(store) == latest)
+        #expect(!(try Self.indexes(store)).contains("apple_transaction_verification"))
+    }
+}
