@@ -1,6 +1,5 @@
 import Foundation
 import IAPGuard
-import Logging
 
 /// The rule and report stages again, on the store the `run` stage left: the same window, so the run's
 /// findings are rewound and every rule is evaluated fully; the inputs are unchanged, so ingest only checks
@@ -16,12 +15,7 @@ enum RerunBenchmark {
         config.storePath = store
         config.reportsDirectory = folder.appendingPathComponent("reports")
         Measure.header("rerun", "rules and report again (window re-evaluated) on \(store.path)")
-        var logger = Logger(label: "bench")
-        logger.logLevel = .warning
-        let pipeline = Pipeline(config: config, verifier: try JWSVerifier.make(for: config), logger: logger)
-        let (summary, seconds) = try Measure.time {
-            try pipeline.run(Pipeline.Options(until: BenchWorld.now, failOn: nil))
-        }
+        let (summary, seconds) = try RunBenchmark.runPipeline(config)
         let findings = summary.ruleStats.reduce(0) { $0 + $1.hits + $1.inconclusive + $1.suppressed }
         let full = summary.ruleModes.values.filter { $0.hasPrefix("full") }.count
         Measure.line(

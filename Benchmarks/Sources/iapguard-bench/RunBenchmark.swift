@@ -24,12 +24,7 @@ enum RunBenchmark {
             print("run     rules left out (--skip-rules): \(options.skipRules.sorted().joined(separator: ", "))")
         }
         Measure.header("run", "whole job (Pipeline.run) on \(options.worldDirectory.path)")
-        var logger = Logger(label: "bench")
-        logger.logLevel = .warning
-        let pipeline = Pipeline(config: config, verifier: try JWSVerifier.make(for: config), logger: logger)
-        let (summary, seconds) = try Measure.time {
-            try pipeline.run(Pipeline.Options(until: BenchWorld.now, failOn: nil))
-        }
+        let (summary, seconds) = try runPipeline(config)
         let records = summary.sources.reduce(0) { $0 + $1.counts.records }
         let findings = summary.ruleStats.reduce(0) { $0 + $1.hits + $1.inconclusive }
         Measure.line(
@@ -47,5 +42,13 @@ enum RunBenchmark {
                     + "\(stats.hits + stats.inconclusive) findings\(stats.error.map { "  error: \($0)" } ?? "")")
         }
         Measure.line("run", "peak RSS of the whole run", Measure.mib(Measure.peakRSS()))
+    }
+
+    /// `Pipeline.run` for the world's window (warnings only on stderr), timed.
+    static func runPipeline(_ config: Config) throws -> (RunSummary, Double) {
+        var logger = Logger(label: "bench")
+        logger.logLevel = .warning
+        let pipeline = Pipeline(config: config, verifier: try JWSVerifier.make(for: config), logger: logger)
+        return try Measure.time { try pipeline.run(Pipeline.Options(until: BenchWorld.now, failOn: nil)) }
     }
 }
