@@ -95,7 +95,7 @@ public struct SourceIngestor {
         var hash: String
         var lines: Int
         var endsAtLineBreak: Bool
-        /// Double quotes in the prefix: odd means it ends inside a quoted CSV field.
+        /// Double quotes in the prefix (CSV only; 0 for other formats): odd means it ends inside a quoted field.
         var quotes: Int
     }
 
@@ -113,17 +113,13 @@ public struct SourceIngestor {
         var lines = 0
         var quotes = 0
         var lastByte: UInt8 = 0
+        // Quotes matter only in CSV (a line break inside a quoted field); in JSON Lines a quote can be escaped
+        // and a raw line break cannot occur inside a string.
+        let countsQuotes = source.format == .csv
         func count(_ bytes: Data) {
             bytes.withUnsafeBytes { raw in
-                // A plain loop over the buffer (vectorised in release builds), not Data's byte iterator.
-                var newlines = 0
-                var quoteMarks = 0
-                for byte in raw {
-                    newlines &+= byte == UInt8(ascii: "\n") ? 1 : 0
-                    quoteMarks &+= byte == UInt8(ascii: "\"") ? 1 : 0
-                }
-                lines += newlines
-                quotes += quoteMarks
+                lines += ByteCounter.count(UInt8(ascii: "\n"), in: raw)
+                if countsQuotes { quotes += ByteCounter.count(UInt8(ascii: "\""), in: raw) }
                 if let last = raw.last { lastByte = last }
             }
         }

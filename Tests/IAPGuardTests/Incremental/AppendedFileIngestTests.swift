@@ -42,4 +42,36 @@ import Testing
         }
         #expect(lines == [3])
     }
+
+    /// Quotes decide only for CSV: a JSON Lines prefix with an odd number of `"` (one escaped) is still a
+    /// prefix that ends between records.
+    @Test func aJSONLinesPrefixWithAnEscapedQuoteStillEndsBetweenRecords() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("iapguard-append-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("credits.jsonl")
+        try Data(#"{"note":"say \"hi"}"#.utf8 + [0x0A]).write(to: file)
+        let ingestor = Self.ingestor(file)
+        let old = try ingestor.fileState(of: file)
+        let handle = try FileHandle(forWritingTo: file)
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data("{\"a\":3}\n".utf8))
+        try handle.close()
+        let head = try #require(try ingestor.fileState(of: file, prefixSize: old.size).prefix)
+        #expect(head.lines == 1)
+        #expect(head.quotes % 2 == 0)
+    }
+
+    @Test(arguments: [0, 1, 7, 8, 9, 63, 64, 65, 1_000])
+    func byteCountsMatchAPlainLoop(length: Int) {
+        var random = SystemRandomNumberGenerator()
+        // Bytes around the ones counted (0x0A, 0x22) and with the high bit set, where a word trick could carry.
+        let alphabet: [UInt8] = [0x0A, 0x22, 0x09, 0x0B, 0x21, 0x23, 0x8A, 0xA2, 0x00, 0xFF, 0x7F, 0x80]
+        let bytes = (0..<length).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] }
+        bytes.withUnsafeBytes { raw in
+            for byte: UInt8 in [0x0A, 0x22, 0x00, 0xFF, 0x80] {
+                #expect(ByteCounter.count(byte, in: raw) == bytes.filter { $0 == byte }.count)
+            }
+        }
+    }
 }
