@@ -69,10 +69,10 @@ extension Pipeline {
                 var folder: URL?
                 let reportSeconds = try Self.measure {
                     // The report takes the findings over: they are held once, not once here and once there.
-                    var findings = result.findings
+                    let findings = result.findings
                     result.findings = []
                     folder = try writeReport(
-                        store: store, rules: rules, findings: &findings, stats: result.stats, window: window)
+                        store: store, rules: rules, findings: consume findings, stats: result.stats, window: window)
                 }
                 summary.stageSeconds["report"] = reportSeconds
                 summary.reportFolder = folder?.path
@@ -159,10 +159,10 @@ extension Pipeline {
     /// report id is the window's (``RunWindow/reportID``), run ids in findings are mapped to their runs'
     /// report ids, times are the window's, and the sources show what the store holds from each of them.
     ///
-    /// `findings` are the rule stage's, handed over: their run ids become report ids in place and the array
-    /// is left empty, so the report holds the only copy.
+    /// `findings` are the rule stage's, handed over: their run ids become report ids in place and they move
+    /// on into the report, which then holds the only copy.
     func writeReport(
-        store: any SQLBackedStore, rules: [Rule], findings: inout [Finding], stats: [RuleRunResult.RuleStats],
+        store: any SQLBackedStore, rules: [Rule], findings: consuming [Finding], stats: [RuleRunResult.RuleStats],
         window: RunWindow
     ) throws -> URL {
         let reportID = window.reportID
@@ -171,15 +171,13 @@ extension Pipeline {
             findings[index].runID = reportID
             findings[index].firstSeenRunID = reportIDs[findings[index].firstSeenRunID] ?? reportID
         }
-        let reportFindings = findings
-        findings = []
         let writer = ReportWriter(reportsDirectory: config.reportsDirectory)
         removeStaleTemporaries(in: config.reportsDirectory)
         var input = ReportInput(
             runID: reportID, windowSince: window.since, windowUntil: window.until, startedAt: window.until,
             finishedAt: window.until, toolVersion: IAPGuardInfo.version, configHash: config.hash,
             referenceCurrency: config.referenceCurrency, sources: try storedSources(store),
-            findings: consume reportFindings,
+            findings: findings,
             rules: rules.map {
                 .init(
                     id: $0.id, title: $0.title, version: $0.version, description: $0.description, level: $0.level,

@@ -21,6 +21,11 @@ struct ResultRows {
         values.append(row)
     }
 
+    /// Where `column` is in each row (its last occurrence, as in ``dictionary(at:)``), or nil.
+    func position(of column: String) -> Int? {
+        columns.lastIndex(of: column)
+    }
+
     /// Row `index` by column name; a column named twice keeps its last value, as a dictionary built
     /// column by column would.
     func dictionary(at index: Int) -> [String: SQLValue] {

@@ -21,10 +21,14 @@ extension RuleEngine {
 
     /// Rows the engine prices at `:now`: an amount and currency, but neither `amount_ref` nor `purchase_date`.
     static func pricedAtNow(_ rows: ResultRows) -> Int {
-        rows.indices.filter { index in
-            let row = rows.dictionary(at: index)
-            return (row["amount"].map { !$0.isNull } ?? false) && (row["currency"].map { !$0.isNull } ?? false)
-                && (row["amount_ref"]?.isNull ?? true) && (row["purchase_date"]?.isNull ?? true)
+        // Read by position: no dictionary per row for four columns.
+        guard let amount = rows.position(of: "amount"), let currency = rows.position(of: "currency") else { return 0 }
+        let amountRef = rows.position(of: "amount_ref")
+        let purchaseDate = rows.position(of: "purchase_date")
+        func isNull(_ row: [SQLValue], _ position: Int) -> Bool { position < row.count ? row[position].isNull : true }
+        return rows.values.filter { row in
+            !isNull(row, amount) && !isNull(row, currency) && (amountRef.map { isNull(row, $0) } ?? true)
+                && (purchaseDate.map { isNull(row, $0) } ?? true)
         }.count
     }
 

@@ -195,11 +195,12 @@ public final class RuleEngine {
             if keepsResultRows { evaluation.rows.append(row) }
         }
         let decoder = JSONDecoder()
+        let json = EvidenceJSON()
         for (id, stored) in prior.sorted(by: { $0.key < $1.key })
         where !seen.contains(id) && stored.finding.status != .resolved {
             // Only an earlier finding that is carried over or resolved is written again: only its evidence
             // is decoded (at scale, decoding every earlier finding's evidence cost seconds and hundreds of MB).
-            let earlier = stored.withEvidence(decoder)
+            let earlier = stored.withEvidence(json, decoder)
             // --- incremental: outside the scope, the earlier finding carries over unchanged ---
             if let scope, scope.contains(entityKey: earlier.entityKey) == false {
                 carryOver(earlier, runID: runID, into: &evaluation)
@@ -316,11 +317,11 @@ public final class RuleEngine {
         var evidenceJSON: String?
 
         /// The finding with its evidence decoded (none when the stored JSON cannot be read).
-        func withEvidence(_ decoder: JSONDecoder) -> Finding {
+        func withEvidence(_ json: EvidenceJSON, _ decoder: JSONDecoder) -> Finding {
             var full = finding
             guard let text = evidenceJSON else { return full }
             full.evidence =
-                EvidenceJSON().decodeRows(text)
+                json.decodeRows(text)
                 ?? (try? decoder.decode([EvidenceRow].self, from: Data(text.utf8))) ?? []
             return full
         }

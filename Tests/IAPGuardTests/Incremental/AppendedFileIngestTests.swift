@@ -11,18 +11,27 @@ import Testing
             verifier: UncheckedVerifier(), configHash: "c")
     }
 
-    @Test func thePrefixStateOfAGrownFileMatchesTheOldFileState() throws {
+    /// `credits.jsonl` in a fresh folder written with `old`, its state taken, then `appended` added to it.
+    static func grownFile(old: Data, appended: Data) throws -> (
+        directory: URL, file: URL, ingestor: SourceIngestor, old: FileState
+    ) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("iapguard-append-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("credits.jsonl")
-        try Data("{\"a\":1}\n{\"a\":2}\n".utf8).write(to: file)
+        try old.write(to: file)
         let ingestor = Self.ingestor(file)
-        let old = try ingestor.fileState(of: file)
+        let state = try ingestor.fileState(of: file)
         let handle = try FileHandle(forWritingTo: file)
         try handle.seekToEnd()
-        try handle.write(contentsOf: Data("{\"a\":3}\n".utf8))
+        try handle.write(contentsOf: appended)
         try handle.close()
+        return (directory, file, ingestor, state)
+    }
+
+    @Test func thePrefixStateOfAGrownFileMatchesTheOldFileState() throws {
+        let (directory, file, ingestor, old) = try Self.grownFile(
+            old: Data("{\"a\":1}\n{\"a\":2}\n".utf8), appended: Data("{\"a\":3}\n".utf8))
+        defer { try? FileManager.default.removeItem(at: directory) }
         let (state, prefix) = try ingestor.fileState(of: file, prefixSize: old.size)
         let head = try #require(prefix)
         #expect(head.hash + ":c" == old.contentHash)
@@ -46,17 +55,9 @@ import Testing
     /// Quotes decide only for CSV: a JSON Lines prefix with an odd number of `"` (one escaped) is still a
     /// prefix that ends between records.
     @Test func aJSONLinesPrefixWithAnEscapedQuoteStillEndsBetweenRecords() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("iapguard-append-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let (directory, file, ingestor, old) = try Self.grownFile(
+            old: Data(#"{"note":"say \"hi"}"#.utf8 + [0x0A]), appended: Data("{\"a\":3}\n".utf8))
         defer { try? FileManager.default.removeItem(at: directory) }
-        let file = directory.appendingPathComponent("credits.jsonl")
-        try Data(#"{"note":"say \"hi"}"#.utf8 + [0x0A]).write(to: file)
-        let ingestor = Self.ingestor(file)
-        let old = try ingestor.fileState(of: file)
-        let handle = try FileHandle(forWritingTo: file)
-        try handle.seekToEnd()
-        try handle.write(contentsOf: Data("{\"a\":3}\n".utf8))
-        try handle.close()
         let head = try #require(try ingestor.fileState(of: file, prefixSize: old.size).prefix)
         #expect(head.lines == 1)
         #expect(head.quotes % 2 == 0)
