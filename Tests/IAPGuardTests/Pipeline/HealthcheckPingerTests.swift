@@ -112,6 +112,7 @@ final class HealthcheckListener: @unchecked Sendable {
         let start = Date()
         let problem = HealthcheckPinger(url: slowURL, timeout: 1).ping(.start)
         #expect(problem != nil)
-        #expect(Date().timeIntervalSince(start) < 4)
+        // Loose bound: a loaded CI machine fires timers late; the listener itself never answers.
+        #expect(Date().timeIntervalSince(start) < 10)
     }
 }
