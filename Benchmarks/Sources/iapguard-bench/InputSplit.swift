@@ -1,0 +1,163 @@
+import Foundation
+
+/// Splits each input file of a world into its first 99 % of lines (the base the full run ingests) and the
+/// last 1 % (appended before the incremental run), streaming, so a 17 GB world needs neither 17 GB of memory
+/// nor, with `inPlace`, a 17 GB copy.
+///
+/// In place, each world file is truncated at its cut after its tail was saved under `tails/`, and a
+/// manifest records the cut; `appendTails` puts the tails back, so the world ends byte for byte as it
+/// started. If the run is killed in between, `restoreInterrupted` (called when the stage starts again)
+/// appends the saved tails to the files still at their cut.
+struct InputSplit {
+    struct Part {
+        /// The file the full run reads (a copy, or the world file itself when in place).
+        var base: URL
+        var tail: URL
+        var tailLines: Int
+    }
+
+    private struct ManifestEntry: Codable {
+        var path: String
+        var cut: UInt64
+        var tail: String
+    }
+
+    let folder: URL
+    let inPlace: Bool
+    private(set) var parts: [Part] = []
+    private var tails: URL { folder.appendingPathComponent("tails") }
+    private static func manifest(in folder: URL) -> URL {
+        folder.appendingPathComponent("tails/in-place.json")
+    }
+
+    init(folder: URL, inPlace: Bool) throws {
+        self.folder = folder
+        self.inPlace = inPlace
+        try FileManager.default.createDirectory(at: tails, withIntermediateDirectories: true)
+    }
+
+    /// Cuts `file` before the last 1 % of its records (at least one), keeping `headerLines` out of the count.
+    mutating func cut(_ file: URL, headerLines: Int, into data: URL) throws -> Part {
+        let lines = try Self.lineCount(file)
+        let records = lines - headerLines
+        let keep = headerLines + records - max(1, records / 100)
+        let cut = try Self.offset(ofLine: keep, in: file)
+        let size = try Self.size(of: file)
+        let tail = tails.appendingPathComponent(file.lastPathComponent)
+        try Self.copy(file, range: cut..<size, to: tail)
+        let base: URL
+        if inPlace {
+            var entries = try Self.readManifest(in: folder)
+            entries.append(ManifestEntry(path: file.path, cut: cut, tail: tail.path))
+            try JSONEncoder().encode(entries).write(to: Self.manifest(in: folder), options: .atomic)
+            guard truncate(file.path, off_t(cut)) == 0 else {
+                throw BenchError("cannot truncate \(file.path): \(String(cString: strerror(errno)))")
+            }
+            base = file
+        } else {
+            base = data.appendingPathComponent(file.lastPathComponent)
+            try Self.copy(file, range: 0..<cut, to: base)
+        }
+        let part = Part(base: base, tail: tail, tailLines: lines - keep)
+        parts.append(part)
+        return part
+    }
+
+    /// Appends each saved tail to its base file (in place: restores the world).
+    func appendTails() throws {
+        for part in parts {
+            try Self.append(part.tail, to: part.base)
+        }
+        if inPlace { try FileManager.default.removeItem(at: Self.manifest(in: folder)) }
+    }
+
+    /// Puts back the tails of an in-place split that was interrupted before `appendTails`.
+    static func restoreInterrupted(folder: URL) throws {
+        let entries = try readManifest(in: folder)
+        for entry in entries {
+            let file = URL(fileURLWithPath: entry.path)
+            let size = try size(of: file)
+            let tail = URL(fileURLWithPath: entry.tail)
+            let tailSize = try self.size(of: tail)
+            if size == entry.cut {
+                try append(tail, to: file)
+                print("incr    restored \(file.path) from an interrupted in-place run")
+            } else if size != entry.cut + tailSize {
+                throw BenchError("\(file.path) is neither at its cut nor restored; restore it from \(tail.path)")
+            }
+        }
+        if !entries.isEmpty { try FileManager.default.removeItem(at: manifest(in: folder)) }
+    }
+
+    private static func readManifest(in folder: URL) throws -> [ManifestEntry] {
+        let url = manifest(in: folder)
+        guard FileManager.default.fileExists(atPath: url.path) else { return [] }
+        return try JSONDecoder().decode([ManifestEntry].self, from: Data(contentsOf: url))
+    }
+
+    private static func size(of file: URL) throws -> UInt64 {
+        let attributes = try FileManager.default.attributesOfItem(atPath: file.path)
+        return (attributes[.size] as? NSNumber)?.uint64Value ?? 0
+    }
+
+    /// Lines in the file: line breaks, plus one when the last line has none.
+    static func lineCount(_ file: URL) throws -> Int {
+        let handle = try FileHandle(forReadingFrom: file)
+        defer { try? handle.close() }
+        var count = 0
+        var last: UInt8 = UInt8(ascii: "\n")
+        while let chunk = try handle.read(upToCount: 1 << 22), !chunk.isEmpty {
+            chunk.withUnsafeBytes { raw in
+                for byte in raw where byte == UInt8(ascii: "\n") { count += 1 }
+                if let end = raw.last { last = end }
+            }
+        }
+        return count + (last == UInt8(ascii: "\n") ? 0 : 1)
+    }
+
+    /// Byte offset where line `index` (0-based) starts.
+    static func offset(ofLine index: Int, in file: URL) throws -> UInt64 {
+        if index == 0 { return 0 }
+        let handle = try FileHandle(forReadingFrom: file)
+        defer { try? handle.close() }
+        var seen = 0
+        var position: UInt64 = 0
+        while let chunk = try handle.read(upToCount: 1 << 22), !chunk.isEmpty {
+            let found: Int? = chunk.withUnsafeBytes { raw in
+                for (offset, byte) in raw.enumerated() where byte == UInt8(ascii: "\n") {
+                    seen += 1
+                    if seen == index { return offset + 1 }
+                }
+                return nil
+            }
+            if let found { return position + UInt64(found) }
+            position += UInt64(chunk.count)
+        }
+        throw BenchError("\(file.path) has fewer than \(index) lines")
+    }
+
+    private static func copy(_ file: URL, range: Range<UInt64>, to target: URL) throws {
+        FileManager.default.createFile(atPath: target.path, contents: nil)
+        let output = try FileHandle(forWritingTo: target)
+        defer { try? output.close() }
+        try stream(file, range: range, into: output)
+    }
+
+    private static func append(_ file: URL, to target: URL) throws {
+        let output = try FileHandle(forWritingTo: target)
+        defer { try? output.close() }
+        try output.seekToEnd()
+        try stream(file, range: 0..<(try size(of: file)), into: output)
+    }
+
+    private static func stream(_ file: URL, range: Range<UInt64>, into output: FileHandle) throws {
+        let input = try FileHandle(forReadingFrom: file)
+        defer { try? input.close() }
+        try input.seek(toOffset: range.lowerBound)
+        var left = range.upperBound - range.lowerBound
+        while left > 0, let chunk = try input.read(upToCount: Int(min(left, 1 << 22))), !chunk.isEmpty {
+            try output.write(contentsOf: chunk)
+            left -= UInt64(chunk.count)
+        }
+    }
+}
