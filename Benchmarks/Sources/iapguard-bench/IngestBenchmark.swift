@@ -88,7 +88,8 @@ enum IngestBenchmark {
                     store: store, runID: runID,
                     sink: { batch in
                         let (written, s) = try Measure.time {
-                            rowByRow ? try store.writeRowByRow(batch, runID: runID) : try store.write(batch, runID: runID)
+                            rowByRow
+                                ? try store.writeRowByRow(batch, runID: runID) : try store.write(batch, runID: runID)
                         }
                         writeSeconds += s
                         records += written.records
@@ -126,7 +127,8 @@ enum IngestBenchmark {
             let sameBatched = floorSeconds(rows, batched)
             Measure.line(
                 "ingest", "\(name): \(records) records, all of ingest",
-                rateText(Double(records), seconds) + "  \(Measure.ratio(Double(records) / seconds, floorRate)) of floor")
+                rateText(Double(records), seconds) + "  \(Measure.ratio(Double(records) / seconds, floorRate)) of floor"
+            )
             Measure.line(
                 "ingest", "  of which store.write (SQLite upserts)",
                 rateText(Double(records), writeSeconds)
@@ -215,7 +217,9 @@ enum IngestBenchmark {
                         done = true
                         break
                     }
-                    for index in 0..<Int32(columns.count) { chunk.append(sqlite3_value_dup(sqlite3_column_value(select, index))) }
+                    for index in 0..<Int32(columns.count) {
+                        chunk.append(sqlite3_value_dup(sqlite3_column_value(select, index)))
+                    }
                     chunkRows += 1
                 }
                 defer { for value in chunk { sqlite3_value_free(value) } }
