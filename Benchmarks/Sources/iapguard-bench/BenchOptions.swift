@@ -28,8 +28,9 @@ struct BenchOptions {
         usage: iapguard-bench STAGE [--size 100k|1M|10M|N] [--data DIR] [--sign-sample F] [--seconds S]
                                     [--parse-lines N] [--python PYTHON] [--skip-rules ID,ID]
                                     [--rule-time-limit S] [--in-place]
-        stages: all (every stage below, each in its own process), generate, parse, verify, ingest, rules,
-                reports, run, rerun, incremental; store (SQLite beside PostgreSQL: IAPGUARD_BENCH_PG_URL, IAPGUARD_BENCH_USERS)
+        stages: all (generate, then parse, verify, ingest, rules, reports, run, incremental, each in its own
+                process); any of those alone; rerun; store (SQLite beside PostgreSQL: IAPGUARD_BENCH_PG_URL,
+                IAPGUARD_BENCH_USERS)
         """
 
     init(arguments: [String]) throws {
@@ -97,6 +98,7 @@ struct BenchOptions {
         if let parseLines { result += ["--parse-lines", String(parseLines)] }
         result += ["--rule-time-limit", String(ruleTimeLimit)]
         if !skipRules.isEmpty { result += ["--skip-rules", skipRules.sorted().joined(separator: ",")] }
+        if inPlace { result.append("--in-place") }
         return result
     }
 

@@ -70,7 +70,7 @@ enum AllStages {
         print("The machine is shared: every ratio below compares figures measured in this same run.")
         try FileManager.default.createDirectory(at: options.directory, withIntermediateDirectories: true)
         try BenchWorld.ensure(options)
-        for stage in ["parse", "verify", "ingest", "rules", "reports", "run"] {
+        for stage in ["parse", "verify", "ingest", "rules", "reports", "run", "incremental"] {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
             process.arguments = [stage] + options.childArguments
