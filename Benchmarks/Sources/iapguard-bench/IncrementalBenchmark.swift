@@ -74,7 +74,7 @@ enum IncrementalBenchmark {
                 format: "whole run ×%.3f  (%.2f s / %.2f s)", secondSeconds / firstSeconds, secondSeconds, firstSeconds)
         )
         // DuckDB before the re-evaluation: at 10M the re-evaluation is the longest part and the least needed.
-        try duckDB(
+        let duckSeconds = try duckDB(
             options, config: config, storePath: config.storePath.path, incremental: secondSeconds,
             rulesStage: incrementalRules)
         // The same final store evaluated fully (the rule states forgotten; unchanged files are skipped).
@@ -90,6 +90,27 @@ enum IncrementalBenchmark {
             String(
                 format: "whole run ×%.3f  rule stage ×%.3f (%.2f s / %.2f s)", secondSeconds / thirdSeconds,
                 incrementalRules / max(fullRules, 1e-9), incrementalRules, fullRules))
+        // Each rule's full query (the re-evaluation; findings and evidence not included) beside DuckDB's.
+        var oursTotal = 0.0
+        var duckTotal = 0.0
+        for stats in third.ruleStats.sorted(by: { $0.ruleID < $1.ruleID }) {
+            let ours = stats.queryMillis / 1000
+            guard let duck = duckSeconds[stats.ruleID] else {
+                Measure.line("incr", "  \(stats.ruleID) full query", String(format: "%8.3f s  DuckDB —", ours))
+                continue
+            }
+            oursTotal += ours
+            duckTotal += duck
+            Measure.line(
+                "incr", "  \(stats.ruleID) full query",
+                String(format: "%8.3f s  DuckDB %8.3f s  iapguard/DuckDB ×%.2f", ours, duck, ours / max(duck, 1e-9)))
+        }
+        if duckTotal > 0 {
+            Measure.line(
+                "incr", "rule queries on the rules DuckDB ran",
+                String(
+                    format: "iapguard %8.3f s  DuckDB %8.3f s  ×%.2f", oursTotal, duckTotal, oursTotal / duckTotal))
+        }
         Measure.line("incr", "peak RSS of this stage", Measure.mib(Measure.peakRSS()))
     }
 
@@ -98,11 +119,12 @@ enum IncrementalBenchmark {
         Measure.line("incr", what, String(format: "%8.2f s  ", seconds) + stages.joined(separator: ", "))
     }
 
-    /// DuckDB re-running every rule's full SQL over the whole final store.
+    /// DuckDB re-running every rule's full SQL over the whole final store; returns each rule's seconds.
+    @discardableResult
     static func duckDB(
         _ options: BenchOptions, config: Config, storePath: String, incremental: Double, rulesStage: Double
-    ) throws {
-        guard let directory = config.rulesDirectory else { return }
+    ) throws -> [String: Double] {
+        guard let directory = config.rulesDirectory else { return [:] }
         let (rules, _) = RuleSet.load(from: directory)
         var list: [[String: Any]] = []
         for rule in rules {
@@ -127,12 +149,16 @@ enum IncrementalBenchmark {
             rows = try PythonSideBySide.run(options, ["duckdb", storePath, rulesFile.path])
         } catch {
             print("incremental   DuckDB not measured: \(error)")
-            return
+            return [:]
         }
         var total = 0.0
         var ran = 0
-        for row in rows where row["rule"] != nil && row["error"] == nil {
-            total += row["seconds"] as? Double ?? 0
+        var perRule: [String: Double] = [:]
+        for row in rows where row["error"] == nil {
+            guard let rule = row["rule"] as? String else { continue }
+            let seconds = row["seconds"] as? Double ?? 0
+            perRule[rule] = seconds
+            total += seconds
             ran += 1
         }
         Measure.line(
@@ -140,5 +166,6 @@ enum IncrementalBenchmark {
             String(
                 format: "%8.3f s  DuckDB / incremental run ×%.2f  DuckDB / incremental rule stage ×%.2f", total,
                 total / max(incremental, 1e-9), total / max(rulesStage, 1e-9)))
+        return perRule
     }
 }
