@@ -23,11 +23,14 @@ struct BenchOptions {
     /// The incremental stage truncates the world's files and appends their tails back instead of copying 99 %
     /// of them (`--in-place`; for a 10M world on a disk without 17 GB to spare).
     var inPlace = false
+    /// The incremental stage reads each source from a folder and adds the day's 1 % as a new file
+    /// (`--daily-files`) instead of appending it to one growing file.
+    var dailyFiles = false
 
     static let usage = """
         usage: iapguard-bench STAGE [--size 100k|1M|10M|N] [--data DIR] [--sign-sample F] [--seconds S]
                                     [--parse-lines N] [--python PYTHON] [--skip-rules ID,ID]
-                                    [--rule-time-limit S] [--in-place]
+                                    [--rule-time-limit S] [--in-place | --daily-files]
         stages: all (generate, then parse, verify, ingest, rules, reports, run, incremental, each in its own
                 process); any of those alone; rerun; store (SQLite beside PostgreSQL: IAPGUARD_BENCH_PG_URL,
                 IAPGUARD_BENCH_USERS)
@@ -57,6 +60,7 @@ struct BenchOptions {
             case "--rule-time-limit": ruleTimeLimit = Double(try value()) ?? 300
             case "--skip-rules": skipRules = Set(try value().split(separator: ",").map(String.init))
             case "--in-place": inPlace = true
+            case "--daily-files": dailyFiles = true
             default: throw BenchError("unknown option \(arguments[index])\n\(Self.usage)")
             }
             index += 1
@@ -99,6 +103,7 @@ struct BenchOptions {
         result += ["--rule-time-limit", String(ruleTimeLimit)]
         if !skipRules.isEmpty { result += ["--skip-rules", skipRules.sorted().joined(separator: ",")] }
         if inPlace { result.append("--in-place") }
+        if dailyFiles { result.append("--daily-files") }
         return result
     }
 

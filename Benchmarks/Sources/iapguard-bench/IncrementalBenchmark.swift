@@ -26,17 +26,22 @@ enum IncrementalBenchmark {
             try FileManager.default.copyItem(at: file, to: rules.appendingPathComponent(file.lastPathComponent))
         }
         config.rulesDirectory = rules
-        Measure.header("incr", "base = all but the last 1 % of each input, then + 1 %")
+        Measure.header(
+            "incr",
+            "base = all but the last 1 % of each input, then + 1 % "
+                + (options.dailyFiles ? "as a new file per source (daily files)" : "appended to each file"))
         // The split streams (a 10M world's inputs are 17 GB). `--in-place` truncates the world's own files and
         // appends their tails back after the full run instead of copying 99 % of them (for disks without room
         // for a copy); an interrupted in-place run is restored from `tails/` the next time this stage starts.
-        var split = try InputSplit(folder: folder, inPlace: options.inPlace)
+        if options.inPlace, options.dailyFiles { throw BenchError("--in-place and --daily-files exclude each other") }
+        var split = try InputSplit(
+            folder: folder, layout: options.inPlace ? .inPlace : options.dailyFiles ? .dailyFiles : .appended)
         var tailRecords = 0
         for index in config.sources.indices {
             let source = config.sources[index]
             let part = try split.cut(source.path, headerLines: source.format == .csv ? 1 : 0, into: data)
             tailRecords += part.tailLines
-            config.sources[index].path = part.base
+            config.sources[index].path = part.source
         }
         var logger = Logger(label: "bench")
         // IAPGUARD_BENCH_LOG=debug shows the planner's scope timing ("scope timing") and the persist timing.

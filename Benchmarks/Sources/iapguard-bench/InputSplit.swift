@@ -1,8 +1,8 @@
 import Foundation
 
 /// Splits each input file of a world into its first 99 % of lines (the base the full run ingests) and the
-/// last 1 % (appended before the incremental run), streaming, so a 17 GB world needs neither 17 GB of memory
-/// nor, with `inPlace`, a 17 GB copy.
+/// last 1 % (added before the incremental run: appended, or as a new daily file), streaming, so a 17 GB
+/// world needs neither 17 GB of memory nor, in place, a 17 GB copy.
 ///
 /// In place, each world file is truncated at its cut after its tail was saved under `tails/`, and a
 /// manifest records the cut; `appendTails` puts the tails back, so the world ends byte for byte as it
@@ -10,10 +10,15 @@ import Foundation
 /// appends the saved tails to the files still at their cut.
 struct InputSplit {
     struct Part {
-        /// The file the full run reads (a copy, or the world file itself when in place).
+        /// What the source's `path` becomes: the file the full run reads (a copy, or the world file itself
+        /// when in place), or its folder (daily files).
+        var source: URL
+        /// The file the tail is appended to, or written as (daily files).
         var base: URL
         var tail: URL
         var tailLines: Int
+        /// The CSV header, written first in a daily file.
+        var header = Data()
     }
 
     private struct ManifestEntry: Codable {
@@ -22,17 +27,29 @@ struct InputSplit {
         var tail: String
     }
 
+    /// How the full run's input and the day's 1 % are laid out.
+    enum Layout {
+        /// One file per source that grows: the tail is appended (the old part is hashed to prove it unchanged).
+        case appended
+        /// The world's own files, truncated and grown back (`appended`, without a copy).
+        case inPlace
+        /// A folder per source: the base is one file, the day's records a new file beside it (with the CSV
+        /// header), as an export that writes one file per day does; unchanged files are told by `stat`.
+        case dailyFiles
+    }
+
     let folder: URL
-    let inPlace: Bool
+    let layout: Layout
+    private var inPlace: Bool { layout == .inPlace }
     private(set) var parts: [Part] = []
     private var tails: URL { folder.appendingPathComponent("tails") }
     private static func manifest(in folder: URL) -> URL {
         folder.appendingPathComponent("tails/in-place.json")
     }
 
-    init(folder: URL, inPlace: Bool) throws {
+    init(folder: URL, layout: Layout) throws {
         self.folder = folder
-        self.inPlace = inPlace
+        self.layout = layout
         try FileManager.default.createDirectory(at: tails, withIntermediateDirectories: true)
     }
 
@@ -45,8 +62,22 @@ struct InputSplit {
         let size = try Self.size(of: file)
         let tail = tails.appendingPathComponent(file.lastPathComponent)
         try Self.copy(file, range: cut..<size, to: tail)
+        var header = Data()
+        var source: URL
         let base: URL
-        if inPlace {
+        if layout == .dailyFiles {
+            let name = file.deletingPathExtension().lastPathComponent
+            let ext = file.pathExtension
+            source = data.appendingPathComponent(name)
+            try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+            try Self.copy(file, range: 0..<cut, to: source.appendingPathComponent("\(name)-1-base.\(ext)"))
+            base = source.appendingPathComponent("\(name)-2-day.\(ext)")
+            if headerLines > 0 {
+                let handle = try FileHandle(forReadingFrom: file)
+                defer { try? handle.close() }
+                header = try handle.read(upToCount: Int(try Self.offset(ofLine: headerLines, in: file))) ?? Data()
+            }
+        } else if inPlace {
             var entries = try Self.readManifest(in: folder)
             entries.append(ManifestEntry(path: file.path, cut: cut, tail: tail.path))
             try JSONEncoder().encode(entries).write(to: Self.manifest(in: folder), options: .atomic)
@@ -54,11 +85,13 @@ struct InputSplit {
                 throw BenchError("cannot truncate \(file.path): \(String(cString: strerror(errno)))")
             }
             base = file
+            source = file
         } else {
             base = data.appendingPathComponent(file.lastPathComponent)
+            source = base
             try Self.copy(file, range: 0..<cut, to: base)
         }
-        let part = Part(base: base, tail: tail, tailLines: lines - keep)
+        let part = Part(source: source, base: base, tail: tail, tailLines: lines - keep, header: header)
         parts.append(part)
         return part
     }
@@ -66,6 +99,9 @@ struct InputSplit {
     /// Appends each saved tail to its base file (in place: restores the world).
     func appendTails() throws {
         for part in parts {
+            if layout == .dailyFiles {
+                FileManager.default.createFile(atPath: part.base.path, contents: part.header)
+            }
             try Self.append(part.tail, to: part.base)
         }
         if inPlace { try FileManager.default.removeItem(at: Self.manifest(in: folder)) }
