@@ -3,9 +3,9 @@ import Testing
 
 @testable import IAPGuard
 
-/// `LineReader` finds line breaks with `memchr`; these pin that it reports exactly what the byte-by-byte
-/// reader it replaced reported (kept below as the reference): the same lines, numbers, oversize reports,
-/// CR and BOM handling, for any chunk size and line-length limit.
+/// `LineReader` finds line breaks with `memchr`; these pin that it reports exactly what its contract says
+/// (written out below independently as the reference): the same lines, numbers, oversize reports, CR and
+/// BOM handling, for any chunk size and line-length limit.
 struct LineReaderTests {
     /// What a reader reports, as comparable text.
     static func lines(of reader: LineReader) throws -> [String] {
@@ -19,72 +19,56 @@ struct LineReaderTests {
         return out
     }
 
-    /// The byte-by-byte loop `LineReader` used before (same chunking and oversize rules).
-    static func referenceLines(of data: [UInt8], maxLineLength: Int, chunkSize: Int, startOffset: Int = 0)
-        -> [String]
-    {
+    /// The reader's contract, written independently with `split`: chunks of `chunkSize`; a BOM dropped at
+    /// the start; complete lines reported with a trailing CR removed; an unterminated remainder longer than
+    /// `maxLineLength` after a chunk is dropped and reported as oversize (with its full length and first 256
+    /// bytes) when its line ends.
+    static func referenceLines(of data: [UInt8], maxLineLength: Int, chunkSize: Int) -> [String] {
         var out: [String] = []
-        var buffer: [UInt8] = []
-        var lineNumber = 1
-        var skipping = false
-        var skippedLength = 0
-        var skippedHead: [UInt8] = []
-        var atFileStart = startOffset == 0
-        var position = startOffset
-        func emit(_ slice: ArraySlice<UInt8>) {
-            var line = slice
-            if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
-            out.append("\(lineNumber): \(Array(line))")
-        }
-        while true {
+        var pending: [UInt8] = []
+        var number = 1
+        var oversize: (length: Int, head: [UInt8])?
+        var position = 0
+        var bomChecked = false
+        repeat {
             let chunk = data[position..<min(position + chunkSize, data.count)]
             position += chunk.count
-            let atEnd = chunk.isEmpty
-            buffer.append(contentsOf: chunk)
-            if atFileStart, buffer.count >= 3 || atEnd {
-                atFileStart = false
-                if buffer.starts(with: CSVReader.byteOrderMark) { buffer.removeFirst(3) }
+            pending += chunk
+            if !bomChecked, pending.count >= 3 || chunk.isEmpty {
+                bomChecked = true
+                if pending.starts(with: CSVReader.byteOrderMark) { pending = Array(pending.dropFirst(3)) }
             }
-            var start = buffer.startIndex
-            var index = start
-            while index < buffer.endIndex {
-                if buffer[index] == UInt8(ascii: "\n") {
-                    if skipping {
-                        skippedLength += index - start
-                        out.append("\(lineNumber)! \(skippedLength) \(skippedHead)")
-                        skipping = false
-                        skippedLength = 0
-                        skippedHead = []
-                    } else {
-                        emit(buffer[start..<index])
-                    }
-                    lineNumber += 1
-                    start = index + 1
+            var parts = pending.split(separator: 10, omittingEmptySubsequences: false)
+            let rest = parts.removeLast()
+            for part in parts {
+                if let skipped = oversize {
+                    out.append("\(number)! \(skipped.length + part.count) \(skipped.head)")
+                    oversize = nil
+                } else {
+                    out.append("\(number): \(Array(part.last == 13 ? part.dropLast() : part))")
                 }
-                index += 1
+                number += 1
             }
-            buffer.removeSubrange(buffer.startIndex..<start)
-            if skipping {
-                skippedLength += buffer.count
-                buffer.removeAll(keepingCapacity: true)
-            } else if buffer.count > maxLineLength {
-                skipping = true
-                skippedLength = buffer.count
-                skippedHead = Array(buffer.prefix(256))
-                buffer.removeAll(keepingCapacity: true)
+            pending = Array(rest)
+            if let skipped = oversize {
+                oversize = (skipped.length + pending.count, skipped.head)
+                pending = []
+            } else if pending.count > maxLineLength {
+                oversize = (pending.count, Array(pending.prefix(256)))
+                pending = []
             }
-            if atEnd { break }
-        }
-        if skipping {
-            out.append("\(lineNumber)! \(skippedLength) \(skippedHead)")
-        } else if !buffer.isEmpty {
-            emit(buffer[...])
+            if chunk.isEmpty { break }
+        } while true
+        if let skipped = oversize {
+            out.append("\(number)! \(skipped.length) \(skipped.head)")
+        } else if !pending.isEmpty {
+            out.append("\(number): \(Array(pending.last == 13 ? pending.dropLast() : pending[...]))")
         }
         return out
     }
 
     @Test(arguments: [1, 2, 3, 7, 64, 1000])
-    func reportsTheSameLinesAsTheByteByByteReader(chunkSize: Int) throws {
+    func reportsTheLinesItsContractDescribes(chunkSize: Int) throws {
         var random = SystemRandomNumberGenerator()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("iapguard-lines-\(UUID())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
