@@ -122,6 +122,9 @@ public struct IncrementalPlanner {
             plan.sharedScope = try builder.build(sinceRunID: since, fxChangedFrom: fxFrom)
             plan.sharedScopeSeconds = Date().timeIntervalSince(mark)
             var cache = TimeQueryCache()
+            mark = Date()
+            let shared = try RuleScope.loadShared(from: database)
+            plan.scopeLoadSeconds += Date().timeIntervalSince(mark)
             for (rule, state) in candidates {
                 do {
                     mark = Date()
@@ -130,7 +133,7 @@ public struct IncrementalPlanner {
                     plan.timeQuerySeconds += Date().timeIntervalSince(mark)
                     mark = Date()
                     defer { plan.scopeLoadSeconds += Date().timeIntervalSince(mark) }
-                    guard let scope = try RuleScope.load(rule: rule, from: database) else { continue }
+                    guard let scope = try RuleScope.load(rule: rule, shared: shared, from: database) else { continue }
                     plan.scopes[rule.id] = scope
                     plan.modes[rule.id] = .incremental(scopeKeys: scope.count)
                 } catch {

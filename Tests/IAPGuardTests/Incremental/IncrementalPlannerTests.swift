@@ -93,6 +93,26 @@ import Testing
         #expect(try Self.keys(rule, store, from: refund + Self.hour, to: refund + 2 * Self.hour).isEmpty)
     }
 
+    @Test func aRuleScopeIsTheSharedKeysPlusItsOwnTimeKeysAndNoOtherRules() throws {
+        let store = try Self.store([])
+        let builder = ScopeBuilder(database: store.connection)
+        try store.database.run(
+            "INSERT INTO incremental_scope (rule_id, kind, scope_key) VALUES ('', 'transaction_id', 'T1'), ('', 'user_id', 'u-1')",
+            [])
+        try builder.add(ruleID: "IAP-001", keys: [(.transactionID, "T2"), (.transactionID, "T1")])
+        try builder.add(ruleID: "IAP-015", keys: [(.transactionID, "T9"), (.appAccountToken, "ABC")])
+        let shared = try RuleScope.loadShared(from: store.connection)
+        #expect(shared == [.transactionID: ["T1"], .userID: ["u-1"]])
+        let first = try #require(try RuleScope.load(rule: Self.rule("IAP-001"), shared: shared, from: store.connection))
+        #expect(first.keys == [.transactionID: ["T1", "T2"], .userID: ["u-1"]])
+        let other = try #require(try RuleScope.load(rule: Self.rule("IAP-015"), shared: shared, from: store.connection))
+        #expect(other.keys == [.transactionID: ["T1", "T9"], .userID: ["u-1"], .appAccountToken: ["abc"]])
+        // Loading without a shared read first gives the same scope.
+        #expect(try RuleScope.load(rule: Self.rule("IAP-015"), from: store.connection)?.keys == other.keys)
+        // Adding a rule's keys leaves the shared sets as they were.
+        #expect(shared == [.transactionID: ["T1"], .userID: ["u-1"]])
+    }
+
     @Test func theMissingCreditRuleIsAlwaysFull() throws {
         let rule = try Self.rule("IAP-014")
         #expect(rule.incremental == nil)
