@@ -16,6 +16,9 @@ public struct SourceIngestor {
     /// The wall clock the racy-file rule compares modification times with (tests move it).
     public var clock: @Sendable () -> Int64 = FileIdentity.nowNanoseconds
 
+    /// Hashes of this run's files computed ahead on background threads (see ``FileStatePrefetch``).
+    var prefetch: FileStatePrefetch?
+
     /// The most line bytes handed to one background parse job (16 MiB).
     static let maxParseJobBytes = 16 << 20
 
@@ -51,17 +54,12 @@ public struct SourceIngestor {
         }
         for file in try files() {
             if shouldStop() { break }
-            let previous =
-                skipUnchanged && source.format != .sqlite
-                ? try store.fileState(sourceName: source.name, path: file.path) : nil
-            // The quick check: same device, inode, size and times as when the same config last hashed it.
-            if let previous, let key = previous.statKey, previous.contentHash.hasSuffix(":" + configHash),
-                FileIdentity.of(path: file.path)?.key == key
-            {
+            let previous = try previousState(of: file, store: store, skipUnchanged: skipUnchanged)
+            if isUnchangedByStat(file, previous: previous) {
                 skipped.filesSkipped += 1
                 continue
             }
-            let (state, prefix) = try fileState(of: file, prefixSize: previous?.size)
+            let (state, prefix) = try prefetchedOrComputedState(of: file, prefixSize: previous?.size)
             if let previous, previous.hasSameContent(as: state) {
                 // Same bytes, new identity (touched, copied back): remember the identity for the next run.
                 if state.statKey != previous.statKey {
@@ -90,8 +88,56 @@ public struct SourceIngestor {
         try fileState(of: file, prefixSize: nil).state
     }
 
+    /// The state recorded when `file` was last ingested, when unchanged files may be skipped.
+    func previousState(of file: URL, store: any PurchaseStore, skipUnchanged: Bool) throws -> FileState? {
+        guard skipUnchanged, source.format != .sqlite else { return nil }
+        return try store.fileState(sourceName: source.name, path: file.path)
+    }
+
+    /// The quick check: same device, inode, size and times as when the same config last hashed it.
+    func isUnchangedByStat(_ file: URL, previous: FileState?) -> Bool {
+        guard let previous, let key = previous.statKey, previous.contentHash.hasSuffix(":" + configHash) else {
+            return false
+        }
+        return FileIdentity.of(path: file.path)?.key == key
+    }
+
+    /// The files this source's ingest will hash (the ones `stat` cannot skip), as background jobs.
+    func prefetchJobs(store: any PurchaseStore, skipUnchanged: Bool) throws -> [FileStatePrefetch.Job] {
+        guard source.format != .postgres else { return [] }
+        var jobs: [FileStatePrefetch.Job] = []
+        for file in try files() {
+            let previous = try previousState(of: file, store: store, skipUnchanged: skipUnchanged)
+            if isUnchangedByStat(file, previous: previous) { continue }
+            let prefixSize = previous?.size
+            let identity = FileIdentity.of(path: file.path)
+            let ingestor = IngestorReference(ingestor: self)
+            jobs.append(
+                FileStatePrefetch.Job(
+                    key: FileStatePrefetch.key(source: source.name, path: file.path), size: identity?.size ?? 0,
+                    work: {
+                        let before = FileIdentity.of(path: file.path)
+                        let (state, prefix) = try ingestor.ingestor.fileState(of: file, prefixSize: prefixSize)
+                        return FileStatePrefetch.Result(
+                            state: state, prefix: prefix, prefixSize: prefixSize, identity: before)
+                    }))
+        }
+        return jobs
+    }
+
+    /// The prefetched state of `file` when there is one for the same prefix and the file's identity has not
+    /// changed since it was hashed; else computed now.
+    func prefetchedOrComputedState(of file: URL, prefixSize: Int64?) throws -> (state: FileState, prefix: Prefix?) {
+        if let prefetch, let hit = prefetch.take(FileStatePrefetch.key(source: source.name, path: file.path)),
+            hit.prefixSize == prefixSize, let identity = hit.identity, identity == FileIdentity.of(path: file.path)
+        {
+            return (hit.state, hit.prefix)
+        }
+        return try fileState(of: file, prefixSize: prefixSize)
+    }
+
     /// What the first `size` bytes of a file were: their hash, their line count, whether they end a line.
-    struct Prefix {
+    struct Prefix: Sendable {
         var hash: String
         var lines: Int
         var endsAtLineBreak: Bool

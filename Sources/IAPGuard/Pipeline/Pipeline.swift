@@ -202,28 +202,47 @@ public struct Pipeline {
         store: any SQLBackedStore, runID: Int64, options: Options, summary: inout RunSummary,
         shouldStop: @escaping () -> Bool
     ) throws {
+        let prefetch = fileStatePrefetch(store: store, options: options)
+        defer { prefetch?.cancel() }
         for source in config.sources {
             if shouldStop() {
                 summary.stopped = true
                 break
             }
             try ingestSource(
-                source, store: store, runID: runID, options: options, summary: &summary, shouldStop: shouldStop)
+                source, store: store, runID: runID, options: options, summary: &summary, shouldStop: shouldStop,
+                prefetch: prefetch)
             if summary.stopped { break }
         }
         // After the files: which transactions and refunds to ask Apple about follows from the credits.
         try pullAppStoreAPI(store: store, runID: runID, summary: &summary, shouldStop: shouldStop)
     }
 
+    /// Starts hashing, on every core, the input files this run will have to hash (the ones `stat` cannot
+    /// skip), when there are at least two; nil otherwise. A source whose files cannot be listed is left to
+    /// its ingest, which reports it.
+    func fileStatePrefetch(store: any SQLBackedStore, options: Options) -> FileStatePrefetch? {
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        guard cores > 1 else { return nil }
+        var jobs: [FileStatePrefetch.Job] = []
+        for source in config.sources {
+            let ingestor = SourceIngestor(source: source, verifier: verifier, configHash: config.hash)
+            jobs += (try? ingestor.prefetchJobs(store: store, skipUnchanged: !options.fullRebuild)) ?? []
+        }
+        guard jobs.count > 1 else { return nil }
+        return FileStatePrefetch(jobs: jobs, threads: cores)
+    }
+
     /// Ingests one source: each batch in its own transaction, the source's counts after its data.
     func ingestSource(
         _ source: Config.Source, store: any SQLBackedStore, runID: Int64, options: Options, summary: inout RunSummary,
-        shouldStop: @escaping () -> Bool
+        shouldStop: @escaping () -> Bool, prefetch: FileStatePrefetch? = nil
     ) throws {
         var counts = WriteCounts()
         var failure: String?
-        let ingestor = SourceIngestor(
+        var ingestor = SourceIngestor(
             source: source, verifier: verifier, configHash: config.hash, batchSize: options.batchSize)
+        ingestor.prefetch = prefetch
         progress.begin("ingest \(source.name)", unit: "records")
         do {
             defer { progress.end() }
