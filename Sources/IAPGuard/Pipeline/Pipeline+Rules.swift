@@ -66,6 +66,7 @@ extension Pipeline {
             record(result, rules: rules, failOn: options.failOn, into: &summary)
             CrashPoint.shared.reached("rules")
             if writesReports {
+                FreedMemory.release()
                 var folder: URL?
                 let reportSeconds = try Self.measure {
                     // The report takes the findings over: they are held once, not once here and once there.

@@ -134,6 +134,8 @@ public struct Pipeline {
                     store: store, runID: runID, options: options, summary: &summary, shouldStop: shouldStop)
             }
             summary.stageSeconds["ingest"] = ingestSeconds
+            // The parse workers' freed batches stay in their allocator arenas otherwise (see FreedMemory).
+            FreedMemory.release()
             try fillStoreCounts(store, into: &summary)
             if summary.stopped {
                 logger.warning("stopped on a signal between batches", metadata: ["run_id": "\(runID)"])
