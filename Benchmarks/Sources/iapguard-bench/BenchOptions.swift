@@ -26,14 +26,18 @@ struct BenchOptions {
     /// The incremental stage reads each source from a folder and adds the day's 1 % as a new file
     /// (`--daily-files`) instead of appending it to one growing file.
     var dailyFiles = false
+    /// The `scopes` stage: the store to read (`--store`), and whether each rule reads the shared scope
+    /// itself (`--separate`).
+    var storePath: String?
+    var separateScopes = false
 
     static let usage = """
         usage: iapguard-bench STAGE [--size 100k|1M|10M|N] [--data DIR] [--sign-sample F] [--seconds S]
                                     [--parse-lines N] [--python PYTHON] [--skip-rules ID,ID]
                                     [--rule-time-limit S] [--in-place | --daily-files]
         stages: all (generate, then parse, verify, ingest, rules, reports, run, incremental, each in its own
-                process); any of those alone; rerun; store (SQLite beside PostgreSQL: IAPGUARD_BENCH_PG_URL,
-                IAPGUARD_BENCH_USERS)
+                process); any of those alone; rerun; scopes --store S [--separate] (memory of a plan's rule
+                scopes); store (SQLite beside PostgreSQL: IAPGUARD_BENCH_PG_URL, IAPGUARD_BENCH_USERS)
         """
 
     init(arguments: [String]) throws {
@@ -61,6 +65,8 @@ struct BenchOptions {
             case "--skip-rules": skipRules = Set(try value().split(separator: ",").map(String.init))
             case "--in-place": inPlace = true
             case "--daily-files": dailyFiles = true
+            case "--store": storePath = try value()
+            case "--separate": separateScopes = true
             default: throw BenchError("unknown option \(arguments[index])\n\(Self.usage)")
             }
             index += 1

@@ -34,6 +34,15 @@ enum Measure {
             .split(separator: " ").prefix(3).joined(separator: " ") ?? "?"
     }
 
+    /// Current resident size (`VmRSS` of `/proc/self/status`), in bytes; 0 where unreadable.
+    static func currentRSS() -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kib = Int(line.split(separator: " ").dropFirst().first ?? "")
+        else { return 0 }
+        return kib * 1024
+    }
+
     static func mib(_ bytes: Int) -> String { String(format: "%.0f MiB", Double(bytes) / 1_048_576) }
 
     static func rate(_ count: Double, _ seconds: Double) -> String {

@@ -16,6 +16,7 @@ do {
     case "rerun": try RerunBenchmark.run(options)
     case "store": try StoreBenchmark.run()
     case "incremental": try IncrementalBenchmark.run(options)
+    case "scopes": try ScopeMemoryBenchmark.run(options)
     default: throw BenchError("unknown stage \(options.stage)\n\(BenchOptions.usage)")
     }
 } catch {
