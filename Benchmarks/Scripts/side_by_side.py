@@ -9,6 +9,7 @@ Prints one JSON object per result line on stdout.
 """
 import json
 import os
+import shutil
 import sqlite3
 import sys
 import tempfile
@@ -114,6 +115,9 @@ def run_duckdb(store, rules_path):
         except Exception as error:  # noqa: BLE001 — report whatever DuckDB says
             message = str(error).splitlines()[0][:200]
             print(json.dumps({"rule": rule["id"], "error": message}), flush=True)
+    con.close()
+    # The Parquet copies of the store are gigabytes at 10M: do not leave them in /tmp.
+    shutil.rmtree(workdir, ignore_errors=True)
 
 
 def main():
