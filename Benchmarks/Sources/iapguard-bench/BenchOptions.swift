@@ -26,6 +26,10 @@ struct BenchOptions {
     /// The incremental stage reads each source from a folder and adds the day's 1 % as a new file
     /// (`--daily-files`) instead of appending it to one growing file.
     var dailyFiles = false
+    /// The incremental stage stops after the incremental run (`--no-rescan`): no DuckDB re-scan and no full
+    /// re-evaluation (at 10M those two take about an hour; run them once, not each time the daily run is
+    /// re-measured).
+    var noRescan = false
     /// The `scopes` stage: the store to read (`--store`), and whether each rule reads the shared scope
     /// itself (`--separate`).
     var storePath: String?
@@ -34,7 +38,7 @@ struct BenchOptions {
     static let usage = """
         usage: iapguard-bench STAGE [--size 100k|1M|10M|N] [--data DIR] [--sign-sample F] [--seconds S]
                                     [--parse-lines N] [--python PYTHON] [--skip-rules ID,ID]
-                                    [--rule-time-limit S] [--in-place | --daily-files]
+                                    [--rule-time-limit S] [--in-place | --daily-files] [--no-rescan]
         stages: all (generate, then parse, verify, ingest, rules, reports, run, incremental, each in its own
                 process); any of those alone; rerun; scopes --store S [--separate] (memory of a plan's rule
                 scopes); store (SQLite beside PostgreSQL: IAPGUARD_BENCH_PG_URL, IAPGUARD_BENCH_USERS)
@@ -65,6 +69,7 @@ struct BenchOptions {
             case "--skip-rules": skipRules = Set(try value().split(separator: ",").map(String.init))
             case "--in-place": inPlace = true
             case "--daily-files": dailyFiles = true
+            case "--no-rescan": noRescan = true
             case "--store": storePath = try value()
             case "--separate": separateScopes = true
             default: throw BenchError("unknown option \(arguments[index])\n\(Self.usage)")
@@ -110,6 +115,7 @@ struct BenchOptions {
         if !skipRules.isEmpty { result += ["--skip-rules", skipRules.sorted().joined(separator: ",")] }
         if inPlace { result.append("--in-place") }
         if dailyFiles { result.append("--daily-files") }
+        if noRescan { result.append("--no-rescan") }
         return result
     }
 

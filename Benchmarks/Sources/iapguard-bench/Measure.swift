@@ -43,6 +43,30 @@ enum Measure {
         return kib * 1024
     }
 
+    /// Resets the kernel's resident high-water mark (`VmHWM`) so the next `windowPeakRSS()` covers only
+    /// what runs after this call (`getrusage` cannot be reset). False where `/proc/self/clear_refs` is
+    /// not writable (not Linux, or a kernel before 4.0).
+    @discardableResult
+    static func resetPeakRSS() -> Bool {
+        guard let handle = FileHandle(forWritingAtPath: "/proc/self/clear_refs") else { return false }
+        defer { try? handle.close() }
+        do {
+            try handle.write(contentsOf: Data("5".utf8))
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    /// Peak RSS since the last `resetPeakRSS()` (or since the process started), in bytes; 0 if unknown.
+    static func windowPeakRSS() -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+            let kib = Int(line.split(separator: " ").dropFirst().first ?? "")
+        else { return 0 }
+        return kib * 1024
+    }
+
     static func mib(_ bytes: Int) -> String { String(format: "%.0f MiB", Double(bytes) / 1_048_576) }
 
     static func rate(_ count: Double, _ seconds: Double) -> String {
