@@ -177,10 +177,8 @@ enum ParseBenchmark {
                     records += 1
                 }
             default:
-                guard let object = try? JSONObject.parse(bytes),
-                    let row = try? BackendRowMapper.textRow(object, fields: BackendRowMapper.creditFields)
-                else { continue }
-                if (try? BackendRowMapper.credit(row)) != nil { records += 1 }
+                guard let object = try? JSONObject.parse(bytes) else { continue }
+                if (try? BackendRowMapper.credit(object)) != nil { records += 1 }
             }
         }
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9

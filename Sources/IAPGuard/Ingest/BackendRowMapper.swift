@@ -1,93 +1,127 @@
 /// Maps the backend's rows (from CSV, JSON Lines or a SQL query, all seen as field name → text) onto
 /// ``BackendOrder`` and ``Credit``, with errors that name the field.
+///
+/// A row is first read into the values of the fields the record can carry, in a fixed order
+/// (``orderFields``, ``creditFields``); the mapping then reads them by position. A JSON Lines object is read
+/// straight into those values, without an intermediate `[String: String]` (one dictionary per line cost
+/// about as much as parsing the line).
 public enum BackendRowMapper {
     /// Fields an order row may carry (anything else is ignored).
-    public static let orderFields = [
-        "order_id", "user_id", "bundle_id", "product_id", "quantity", "price", "price_milli", "currency", "storefront",
-        "user_country", "created_at", "status", "transaction_id", "app_account_token", "application_username",
-        "environment",
-    ]
+    public static let orderFields = OrderField.allCases.map(\.name)
     /// Fields a credit row may carry.
-    public static let creditFields = [
-        "credit_id", "transaction_id", "order_id", "user_id", "product_id", "units", "credited_at", "reversed_at",
-        "reversal_reason", "consumed_units", "consumed_at",
-    ]
+    public static let creditFields = CreditField.allCases.map(\.name)
 
-    static func text(_ row: [String: String], _ key: String) -> String? {
-        guard let raw = row[key] else { return nil }
-        let value = TextTrim.whitespaces(raw)
-        guard !value.isEmpty else { return nil }
-        return value
-    }
+    /// The fields of an order row, in ``orderFields`` order.
+    enum OrderField: Int, CaseIterable, BackendField {
+        case orderID, userID, bundleID, productID, quantity, price, priceMilli, currency, storefront, userCountry
+        case createdAt, status, transactionID, appAccountToken, applicationUsername, environment
 
-    static func integer(_ row: [String: String], _ key: String) throws -> Int64? {
-        guard let value = text(row, key) else { return nil }
-        guard let i = Int64(value) else {
-            throw RecordError("\(key): expected a whole number, found \"\(value.prefix(40))\"")
+        var name: String {
+            switch self {
+            case .orderID: "order_id"
+            case .userID: "user_id"
+            case .bundleID: "bundle_id"
+            case .productID: "product_id"
+            case .quantity: "quantity"
+            case .price: "price"
+            case .priceMilli: "price_milli"
+            case .currency: "currency"
+            case .storefront: "storefront"
+            case .userCountry: "user_country"
+            case .createdAt: "created_at"
+            case .status: "status"
+            case .transactionID: "transaction_id"
+            case .appAccountToken: "app_account_token"
+            case .applicationUsername: "application_username"
+            case .environment: "environment"
+            }
         }
-        return i
     }
 
-    static func time(_ row: [String: String], _ key: String) throws -> Int64? {
-        guard let value = text(row, key) else { return nil }
-        guard let ms = TimeParser.epochMillis(value) else {
-            throw RecordError("\(key): expected epoch milliseconds or an RFC 3339 time, found \"\(value.prefix(40))\"")
-        }
-        return ms
-    }
+    /// The fields of a credit row, in ``creditFields`` order.
+    enum CreditField: Int, CaseIterable, BackendField {
+        case creditID, transactionID, orderID, userID, productID, units, creditedAt, reversedAt, reversalReason
+        case consumedUnits, consumedAt
 
-    /// A NUL character in an id or any other field is never real data (and cuts C strings short in the
-    /// tools that read the store): the record is rejected.
-    static func rejectNUL(_ row: [String: String], fields: [String]) throws {
-        for field in fields where row[field]?.utf8.contains(0) == true {
-            throw RecordError("\(field): contains a NUL character")
+        var name: String {
+            switch self {
+            case .creditID: "credit_id"
+            case .transactionID: "transaction_id"
+            case .orderID: "order_id"
+            case .userID: "user_id"
+            case .productID: "product_id"
+            case .units: "units"
+            case .creditedAt: "credited_at"
+            case .reversedAt: "reversed_at"
+            case .reversalReason: "reversal_reason"
+            case .consumedUnits: "consumed_units"
+            case .consumedAt: "consumed_at"
+            }
         }
     }
 
     /// Maps one order row.
     public static func order(_ row: [String: String]) throws -> BackendOrder {
-        try rejectNUL(row, fields: orderFields)
-        guard let id = text(row, "order_id") else { throw RecordError("order_id: missing") }
+        try order(BackendFieldValues(row))
+    }
+
+    /// Maps one order from a JSON Lines object (nested objects, arrays and booleans in its fields are errors).
+    public static func order(_ object: JSONObject) throws -> BackendOrder {
+        try order(BackendFieldValues(object))
+    }
+
+    /// Maps one credit row.
+    public static func credit(_ row: [String: String]) throws -> Credit {
+        try credit(BackendFieldValues(row))
+    }
+
+    /// Maps one credit from a JSON Lines object (nested objects, arrays and booleans in its fields are errors).
+    public static func credit(_ object: JSONObject) throws -> Credit {
+        try credit(BackendFieldValues(object))
+    }
+
+    static func order(_ row: BackendFieldValues<OrderField>) throws -> BackendOrder {
+        try row.rejectNUL()
+        guard let id = row.text(.orderID) else { throw RecordError("order_id: missing") }
         var o = BackendOrder(orderID: id)
-        o.userID = text(row, "user_id")
-        o.bundleID = text(row, "bundle_id")
-        o.productID = text(row, "product_id")
-        o.quantity = try integer(row, "quantity")
-        if let milli = try integer(row, "price_milli") {
+        o.userID = row.text(.userID)
+        o.bundleID = row.text(.bundleID)
+        o.productID = row.text(.productID)
+        o.quantity = try row.integer(.quantity)
+        if let milli = try row.integer(.priceMilli) {
             o.price = milli
-        } else if let price = text(row, "price") {
+        } else if let price = row.text(.price) {
             guard let milli = Money.milliunits(fromDecimal: price) else {
                 throw RecordError("price: expected a decimal like 0.99, found \"\(price.prefix(40))\"")
             }
             o.price = milli
         }
-        o.currency = text(row, "currency")?.uppercased()
-        o.storefront = text(row, "storefront")?.uppercased()
-        o.userCountry = text(row, "user_country")?.uppercased()
-        o.createdAt = try time(row, "created_at")
-        o.status = text(row, "status")
-        o.transactionID = text(row, "transaction_id")
-        o.appAccountToken = text(row, "app_account_token")?.lowercased()
-        o.applicationUsername = text(row, "application_username")
-        o.environment = text(row, "environment").map { AppleEnvironment(appleValue: $0)?.rawValue ?? $0 }
+        o.currency = row.text(.currency)?.uppercased()
+        o.storefront = row.text(.storefront)?.uppercased()
+        o.userCountry = row.text(.userCountry)?.uppercased()
+        o.createdAt = try row.time(.createdAt)
+        o.status = row.text(.status)
+        o.transactionID = row.text(.transactionID)
+        o.appAccountToken = row.text(.appAccountToken)?.lowercased()
+        o.applicationUsername = row.text(.applicationUsername)
+        o.environment = row.text(.environment).map { AppleEnvironment(appleValue: $0)?.rawValue ?? $0 }
         return o
     }
 
-    /// Maps one credit row.
-    public static func credit(_ row: [String: String]) throws -> Credit {
-        try rejectNUL(row, fields: creditFields)
-        guard let id = text(row, "credit_id") else { throw RecordError("credit_id: missing") }
+    static func credit(_ row: BackendFieldValues<CreditField>) throws -> Credit {
+        try row.rejectNUL()
+        guard let id = row.text(.creditID) else { throw RecordError("credit_id: missing") }
         var c = Credit(creditID: id)
-        c.transactionID = text(row, "transaction_id")
-        c.orderID = text(row, "order_id")
-        c.userID = text(row, "user_id")
-        c.productID = text(row, "product_id")
-        c.units = try integer(row, "units")
-        c.creditedAt = try time(row, "credited_at")
-        c.reversedAt = try time(row, "reversed_at")
-        c.reversalReason = text(row, "reversal_reason")
-        c.consumedUnits = try integer(row, "consumed_units")
-        c.consumedAt = try time(row, "consumed_at")
+        c.transactionID = row.text(.transactionID)
+        c.orderID = row.text(.orderID)
+        c.userID = row.text(.userID)
+        c.productID = row.text(.productID)
+        c.units = try row.integer(.units)
+        c.creditedAt = try row.time(.creditedAt)
+        c.reversedAt = try row.time(.reversedAt)
+        c.reversalReason = row.text(.reversalReason)
+        c.consumedUnits = try row.integer(.consumedUnits)
+        c.consumedAt = try row.time(.consumedAt)
         if let consumed = c.consumedUnits, consumed < 0 {
             throw RecordError("consumed_units: \(consumed) is negative")
         }
@@ -95,15 +129,5 @@ public enum BackendRowMapper {
             throw RecordError("consumed_at: missing (required with consumed_units: when was the spend observed?)")
         }
         return c
-    }
-
-    /// Flattens a JSON object into field → text for the given fields; nested objects, arrays and booleans
-    /// in those fields are errors.
-    public static func textRow(_ object: JSONObject, fields: [String]) throws -> [String: String] {
-        var row: [String: String] = [:]
-        for field in fields {
-            if let value = try object.string(field) { row[field] = value }
-        }
-        return row
     }
 }

@@ -436,9 +436,6 @@ public struct SourceIngestor {
     }
 
     func parseLine(_ bytes: ArraySlice<UInt8>, location: String, into batch: inout IngestBatch) throws {
-        guard let text = String(validating: bytes, as: UTF8.self) else {
-            throw RecordError("invalid UTF-8")
-        }
         let payloadHash = Hashing.sha256Hex(Data(bytes))
         switch source.kind {
         case .receipts:
@@ -446,6 +443,11 @@ public struct SourceIngestor {
             batch.sightings += try ReceiptResponseParser(sourceName: source.name).parse(
                 object, payloadHash: payloadHash, location: location)
         case .signedTransactions:
+            // Only this parser takes the line as a `String`; `JSONObject.parse` validates UTF-8 itself (and
+            // says "invalid UTF-8" as this check does), so the other kinds skip the copy.
+            guard let text = String(validating: bytes, as: UTF8.self) else {
+                throw RecordError("invalid UTF-8")
+            }
             batch.sightings.append(
                 try SignedTransactionParser(sourceName: source.name, verifier: verifier).parse(
                     text, payloadHash: payloadHash, location: location))
@@ -455,10 +457,12 @@ public struct SourceIngestor {
                 object, payloadHash: payloadHash, location: location)
             batch.notifications.append(notification)
             if let sighting { batch.sightings.append(sighting) }
-        case .orders, .credits:
+        case .orders:
             let object = try JSONObject.parse(bytes)
-            let fields = source.kind == .orders ? BackendRowMapper.orderFields : BackendRowMapper.creditFields
-            try addBackendRow(try BackendRowMapper.textRow(object, fields: fields), location: location, into: &batch)
+            batch.orders.append((try BackendRowMapper.order(object), source.name, location))
+        case .credits:
+            let object = try JSONObject.parse(bytes)
+            batch.credits.append((try BackendRowMapper.credit(object), source.name, location))
         }
     }
 

@@ -59,7 +59,7 @@ import Testing
     static func append(_ lines: ArraySlice<String>, to name: String, in folder: RunFolder) throws {
         let url = folder.directory.appendingPathComponent("data").appendingPathComponent(name)
         if !FileManager.default.fileExists(atPath: url.path) {
-            FileManager.default.createFile(atPath: url.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: url.path, contents: nil)
         }
         let handle = try FileHandle(forWritingTo: url)
         defer { try? handle.close() }
