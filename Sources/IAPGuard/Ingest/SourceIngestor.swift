@@ -436,7 +436,7 @@ public struct SourceIngestor {
     }
 
     func parseLine(_ bytes: ArraySlice<UInt8>, location: String, into batch: inout IngestBatch) throws {
-        let payloadHash = Hashing.sha256Hex(Data(bytes))
+        let payloadHash = bytes.withUnsafeBytes { Hashing.sha256Hex($0) }
         switch source.kind {
         case .receipts:
             let object = try JSONObject.parse(bytes)
