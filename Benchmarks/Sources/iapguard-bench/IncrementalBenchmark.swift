@@ -33,9 +33,14 @@ enum IncrementalBenchmark {
         // The split streams (a 10M world's inputs are 17 GB). `--in-place` truncates the world's own files and
         // appends their tails back after the full run instead of copying 99 % of them (for disks without room
         // for a copy); an interrupted in-place run is restored from `tails/` the next time this stage starts.
-        if options.inPlace, options.dailyFiles { throw BenchError("--in-place and --daily-files exclude each other") }
-        var split = try InputSplit(
-            folder: folder, layout: options.inPlace ? .inPlace : options.dailyFiles ? .dailyFiles : .appended)
+        let layout: InputSplit.Layout =
+            switch (options.inPlace, options.dailyFiles) {
+            case (true, true): .dailyFilesInPlace
+            case (true, false): .inPlace
+            case (false, true): .dailyFiles
+            case (false, false): .appended
+            }
+        var split = try InputSplit(folder: folder, layout: layout)
         var tailRecords = 0
         for index in config.sources.indices {
             let source = config.sources[index]
@@ -87,6 +92,7 @@ enum IncrementalBenchmark {
         )
         if options.noRescan {
             Measure.line("incr", "DuckDB and the full re-evaluation", "skipped (--no-rescan)")
+            try split.restoreWorld()
             return
         }
         // DuckDB before the re-evaluation: at 10M the re-evaluation is the longest part and the least needed.
@@ -128,6 +134,7 @@ enum IncrementalBenchmark {
                     format: "iapguard %8.3f s  DuckDB %8.3f s  ×%.2f", oursTotal, duckTotal, oursTotal / duckTotal))
         }
         Measure.line("incr", "peak RSS of this stage", Measure.mib(max(stagePeak, Measure.peakRSS())))
+        try split.restoreWorld()
     }
 
     static func describe(_ what: String, _ summary: RunSummary, _ seconds: Double) {

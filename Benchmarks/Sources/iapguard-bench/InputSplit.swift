@@ -36,11 +36,15 @@ struct InputSplit {
         /// A folder per source: the base is one file, the day's records a new file beside it (with the CSV
         /// header), as an export that writes one file per day does; unchanged files are told by `stat`.
         case dailyFiles
+        /// `dailyFiles` without a copy: the base is a hard link to the world's own file, truncated at its cut;
+        /// the tail goes to the day file, and back onto the world file when the stage ends (`restoreWorld`).
+        case dailyFilesInPlace
     }
 
     let folder: URL
     let layout: Layout
-    private var inPlace: Bool { layout == .inPlace }
+    private var inPlace: Bool { layout == .inPlace || layout == .dailyFilesInPlace }
+    private var daily: Bool { layout == .dailyFiles || layout == .dailyFilesInPlace }
     private(set) var parts: [Part] = []
     private var tails: URL { folder.appendingPathComponent("tails") }
     private static func manifest(in folder: URL) -> URL {
@@ -65,12 +69,22 @@ struct InputSplit {
         var header = Data()
         var source: URL
         let base: URL
-        if layout == .dailyFiles {
+        if daily {
             let name = file.deletingPathExtension().lastPathComponent
             let ext = file.pathExtension
             source = data.appendingPathComponent(name)
             try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
-            try Self.copy(file, range: 0..<cut, to: source.appendingPathComponent("\(name)-1-base.\(ext)"))
+            let baseFile = source.appendingPathComponent("\(name)-1-base.\(ext)")
+            if inPlace {
+                try truncateRecorded(file, cut: cut, tail: tail)
+                guard link(file.path, baseFile.path) == 0 else {
+                    throw BenchError(
+                        "cannot link \(file.path) to \(baseFile.path) (same filesystem needed): "
+                            + String(cString: strerror(errno)))
+                }
+            } else {
+                try Self.copy(file, range: 0..<cut, to: baseFile)
+            }
             base = source.appendingPathComponent("\(name)-2-day.\(ext)")
             if headerLines > 0 {
                 let handle = try FileHandle(forReadingFrom: file)
@@ -78,12 +92,7 @@ struct InputSplit {
                 header = try handle.read(upToCount: Int(try Self.offset(ofLine: headerLines, in: file))) ?? Data()
             }
         } else if inPlace {
-            var entries = try Self.readManifest(in: folder)
-            entries.append(ManifestEntry(path: file.path, cut: cut, tail: tail.path))
-            try JSONEncoder().encode(entries).write(to: Self.manifest(in: folder), options: .atomic)
-            guard truncate(file.path, off_t(cut)) == 0 else {
-                throw BenchError("cannot truncate \(file.path): \(String(cString: strerror(errno)))")
-            }
+            try truncateRecorded(file, cut: cut, tail: tail)
             base = file
             source = file
         } else {
@@ -96,19 +105,37 @@ struct InputSplit {
         return part
     }
 
-    /// Appends each saved tail to its base file (in place: restores the world).
+    /// Records the cut in the manifest, then truncates the world's file there (in place).
+    private func truncateRecorded(_ file: URL, cut: UInt64, tail: URL) throws {
+        var entries = try Self.readManifest(in: folder)
+        entries.append(ManifestEntry(path: file.path, cut: cut, tail: tail.path))
+        try JSONEncoder().encode(entries).write(to: Self.manifest(in: folder), options: .atomic)
+        guard truncate(file.path, off_t(cut)) == 0 else {
+            throw BenchError("cannot truncate \(file.path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Appends each saved tail to its base file (in place: restores the world), or writes it as the day's
+    /// new file (daily files).
     func appendTails() throws {
         for part in parts {
-            if layout == .dailyFiles {
+            if daily {
                 FileManager.default.createFile(atPath: part.base.path, contents: part.header)
             }
             try Self.append(part.tail, to: part.base)
         }
-        if inPlace { try FileManager.default.removeItem(at: Self.manifest(in: folder)) }
+        if layout == .inPlace { try FileManager.default.removeItem(at: Self.manifest(in: folder)) }
+    }
+
+    /// Daily files in place: puts the tails back onto the world's files once the stage is done with them
+    /// (the bases, hard links to those files, then grow too; the store is not read again).
+    func restoreWorld() throws {
+        guard layout == .dailyFilesInPlace else { return }
+        try Self.restoreInterrupted(folder: folder, why: "after the daily-files run")
     }
 
     /// Puts back the tails of an in-place split that was interrupted before `appendTails`.
-    static func restoreInterrupted(folder: URL) throws {
+    static func restoreInterrupted(folder: URL, why: String = "from an interrupted in-place run") throws {
         let entries = try readManifest(in: folder)
         for entry in entries {
             let file = URL(fileURLWithPath: entry.path)
@@ -117,7 +144,7 @@ struct InputSplit {
             let tailSize = try self.size(of: tail)
             if size == entry.cut {
                 try append(tail, to: file)
-                print("incr    restored \(file.path) from an interrupted in-place run")
+                print("incr    restored \(file.path) \(why)")
             } else if size != entry.cut + tailSize {
                 throw BenchError("\(file.path) is neither at its cut nor restored; restore it from \(tail.path)")
             }
