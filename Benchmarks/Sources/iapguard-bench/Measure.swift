@@ -35,17 +35,20 @@ enum Measure {
     }
 
     /// Current resident size (`VmRSS` of `/proc/self/status`), in bytes; 0 where unreadable.
-    static func currentRSS() -> Int {
+    static func currentRSS() -> Int { statusBytes("VmRSS:") }
+
+    /// A size field of `/proc/self/status` (given in kB there), in bytes; 0 where unreadable.
+    private static func statusBytes(_ field: String) -> Int {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field) }),
             let kib = Int(line.split(separator: " ").dropFirst().first ?? "")
         else { return 0 }
         return kib * 1024
     }
 
     /// Resets the kernel's resident high-water mark (`VmHWM`) so the next `windowPeakRSS()` covers only
-    /// what runs after this call (`getrusage` cannot be reset). False where `/proc/self/clear_refs` is
-    /// not writable (not Linux, or a kernel before 4.0).
+    /// what runs after this call. It resets `getrusage`'s `ru_maxrss` too: keep an earlier peak before
+    /// calling. False where `/proc/self/clear_refs` is not writable (not Linux, or a kernel before 4.0).
     @discardableResult
     static func resetPeakRSS() -> Bool {
         guard let handle = FileHandle(forWritingAtPath: "/proc/self/clear_refs") else { return false }
@@ -59,13 +62,7 @@ enum Measure {
     }
 
     /// Peak RSS since the last `resetPeakRSS()` (or since the process started), in bytes; 0 if unknown.
-    static func windowPeakRSS() -> Int {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-            let kib = Int(line.split(separator: " ").dropFirst().first ?? "")
-        else { return 0 }
-        return kib * 1024
-    }
+    static func windowPeakRSS() -> Int { statusBytes("VmHWM:") }
 
     static func mib(_ bytes: Int) -> String { String(format: "%.0f MiB", Double(bytes) / 1_048_576) }
 
