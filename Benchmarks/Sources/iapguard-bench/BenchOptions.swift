@@ -38,7 +38,7 @@ struct BenchOptions {
     static let usage = """
         usage: iapguard-bench STAGE [--size 100k|1M|10M|N] [--data DIR] [--sign-sample F] [--seconds S]
                                     [--parse-lines N] [--python PYTHON] [--skip-rules ID,ID]
-                                    [--rule-time-limit S] [--in-place | --daily-files] [--no-rescan]
+                                    [--rule-time-limit S] [--in-place] [--daily-files] [--no-rescan]
         stages: all (generate, then parse, verify, ingest, rules, reports, run, incremental, each in its own
                 process); any of those alone; rerun; scopes --store S [--separate] (memory of a plan's rule
                 scopes); store (SQLite beside PostgreSQL: IAPGUARD_BENCH_PG_URL, IAPGUARD_BENCH_USERS)

@@ -30,9 +30,10 @@ enum IncrementalBenchmark {
             "incr",
             "base = all but the last 1 % of each input, then + 1 % "
                 + (options.dailyFiles ? "as a new file per source (daily files)" : "appended to each file"))
-        // The split streams (a 10M world's inputs are 17 GB). `--in-place` truncates the world's own files and
-        // appends their tails back after the full run instead of copying 99 % of them (for disks without room
-        // for a copy); an interrupted in-place run is restored from `tails/` the next time this stage starts.
+        // The split streams (a 10M world's inputs are 17 GB). `--in-place` truncates the world's own files
+        // instead of copying 99 % of them (for disks without room for a copy) and appends their tails back:
+        // after the full run, or with `--daily-files` (the base a hard link, the day a new file) when the stage
+        // ends; an interrupted in-place run is restored from `tails/` the next time this stage starts.
         let layout: InputSplit.Layout =
             switch (options.inPlace, options.dailyFiles) {
             case (true, true): .dailyFilesInPlace

@@ -34,7 +34,7 @@ import Testing
         #expect(order.environment == AppleEnvironment(appleValue: "Sandbox")?.rawValue)
     }
 
-    @Test func errorsNameTheFieldAsTheTextRowsDo() throws {
+    @Test func objectPathErrorsNameTheFieldAtFault() throws {
         let cases: [(String, String)] = [
             (#"{"credit_id":"c","units":"ten"}"#, "units: expected a whole number"),
             (#"{"credit_id":"c","user_id":"a\u0000b"}"#, "user_id: contains a NUL character"),
