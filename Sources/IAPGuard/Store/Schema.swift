@@ -23,6 +23,7 @@ public enum Schema {
         ChangeTrackingSchema.migration,
         RefundIndexSchema.migration,
         SourceStatsIndexes.migration,
+        TestEnvironmentIndexes.migration,
     ]
 
     /// The newest schema version.

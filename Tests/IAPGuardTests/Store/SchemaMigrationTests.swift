@@ -24,6 +24,8 @@ import Testing
             DROP INDEX backend_order_source_time;
             DROP INDEX credit_source_time;
             DROP INDEX notification_source_time;
+            DROP INDEX apple_transaction_test_environment;
+            DROP INDEX apple_sighting_test_environment;
             DELETE FROM schema_migration WHERE version > 6;
             """ + shape)
         #expect(try store.schemaVersion() == 6)
