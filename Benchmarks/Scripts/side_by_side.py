@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import sqlite3
+import subprocess
 import sys
 import tempfile
 import time
@@ -63,6 +64,38 @@ def bind(sql, params):
     return re.sub(r"(?<![:\w]):([A-Za-z_][A-Za-z0-9_]*)", replace, sql)
 
 
+def export_with_python(source, view, csv_path):
+    """The view as CSV (NULL as \\N, a header row) through Python's sqlite3; returns its row count."""
+    import csv
+
+    cursor = source.execute(f"SELECT * FROM {view}")
+    columns = [d[0] for d in cursor.description]
+    with open(csv_path, "w", newline="") as out:
+        writer = csv.writer(out)
+        writer.writerow(columns)
+        count = 0
+        for row in cursor:
+            writer.writerow(["\\N" if v is None else v for v in row])
+            count += 1
+    return count
+
+
+def export_with_cli(cli, store, view, csv_path):
+    """The same CSV written by the sqlite3 shell (C, several times faster than Python's csv writer at 10M).
+
+    Returns the row count, or None when the shell failed or wrote nothing (it prints no header for an
+    empty result), so the caller falls back to Python.
+    """
+    with open(csv_path, "wb") as out:
+        done = subprocess.run(
+            [cli, "-readonly", "-csv", "-header", "-cmd", ".nullvalue \\\\N", store, f"SELECT * FROM {view}"],
+            stdout=out, stderr=subprocess.PIPE)
+    if done.returncode != 0 or os.path.getsize(csv_path) == 0:
+        return None
+    # Rows, not lines: a quoted value may hold a newline.
+    return sqlite3.connect(store).execute(f"SELECT COUNT(*) FROM {view}").fetchone()[0]
+
+
 def run_duckdb(store, rules_path):
     import duckdb
 
@@ -73,23 +106,16 @@ def run_duckdb(store, rules_path):
     con.execute("SET threads = 2")
     export_start = time.perf_counter()
     rows_total = 0
+    cli = shutil.which("sqlite3")
     for view in VIEWS:
-        try:
-            cursor = source.execute(f"SELECT * FROM {view}")
-        except sqlite3.Error as error:
-            print(json.dumps({"export": view, "error": str(error)}), flush=True)
-            continue
-        columns = [d[0] for d in cursor.description]
         csv_path = os.path.join(workdir, view + ".csv")
-        import csv
-
-        with open(csv_path, "w", newline="") as out:
-            writer = csv.writer(out)
-            writer.writerow(columns)
-            count = 0
-            for row in cursor:
-                writer.writerow(["\\N" if v is None else v for v in row])
-                count += 1
+        count = export_with_cli(cli, store, view, csv_path) if cli else None
+        if count is None:
+            try:
+                count = export_with_python(source, view, csv_path)
+            except sqlite3.Error as error:
+                print(json.dumps({"export": view, "error": str(error)}), flush=True)
+                continue
         rows_total += count
         parquet = os.path.join(workdir, view + ".parquet")
         con.execute(
