@@ -80,8 +80,10 @@ public struct ScopeBuilder {
 
     /// Inserts `SELECT expression FROM table WHERE keyExpression IN (…)` as keys of `kind` for every key of
     /// `keyKind` already in the scope, the keys bound as parameters in chunks. For key expressions with an
-    /// expression index (`LOWER(app_account_token)`): SQLite uses such an index for `IN (?, ?, …)` but not
-    /// for `IN (SELECT …)` or a join, where it reads the whole table.
+    /// expression index (`LOWER(app_account_token)`): SQLite uses such an index for `IN (?, ?, …)`, but not
+    /// for `IN (SELECT scope_key …)` or a join on `scope_key`, whose `TEXT` affinity the index (no affinity)
+    /// cannot serve, so it reads the whole table. (Rule macros select `scope_key || ''` instead; see
+    /// ``RuleIncremental/scopedQuery(ruleID:)``.)
     func insert(
         _ kind: ScopeKind, _ expression: String, from table: String, where keyExpression: String,
         inKeysOf keyKind: ScopeKind

@@ -52,17 +52,23 @@ import Testing
         return condition.contains("=") || changeRanges.contains { condition.contains($0) }
     }
 
-    /// The shipped rules' time queries, limited as the planner runs them, read credits through the
-    /// `reversed_at` index. (Not yet the `refunds` view: IAP-015's and IAP-016's moments shifted by a grace
-    /// period or window, `event_date + …`, are no index range, and the notification half's `event_date` is
-    /// `COALESCE(revocation_date, signed_date)`; those still read `notification` and revoked transactions.)
-    @Test func shippedTimeQueriesReadCreditsAndRefundsByIndex() throws {
+    /// An empty migrated in-memory store and the rules shipped in `rules/` (which must all load).
+    static func migratedStoreAndShippedRules() throws -> (SQLiteStore, [Rule]) {
         let store = try SQLiteStore(path: ":memory:")
         try store.migrate()
         let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("rules")
         let (rules, errors) = RuleSet.load(from: folder)
         #expect(errors.isEmpty, "\(errors)")
+        return (store, rules)
+    }
+
+    /// The shipped rules' time queries, limited as the planner runs them, read credits through the
+    /// `reversed_at` index. (Not yet the `refunds` view: IAP-015's and IAP-016's moments shifted by a grace
+    /// period or window, `event_date + …`, are no index range, and the notification half's `event_date` is
+    /// `COALESCE(revocation_date, signed_date)`; those still read `notification` and revoked transactions.)
+    @Test func shippedTimeQueriesReadCreditsAndRefundsByIndex() throws {
+        let (store, rules) = try Self.migratedStoreAndShippedRules()
         var checked = 0
         for rule in rules {
             for query in rule.incremental?.timeQueries ?? [] {
@@ -100,12 +106,7 @@ import Testing
     /// read every transaction while the scope's keys were compared with `TEXT` affinity), and IAP-017 finds
     /// the transactions and sightings outside Production through migration 9's partial indexes.
     @Test func shippedScopedQueriesReadStoreTablesThroughIndexes() throws {
-        let store = try SQLiteStore(path: ":memory:")
-        try store.migrate()
-        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("rules")
-        let (rules, errors) = RuleSet.load(from: folder)
-        #expect(errors.isEmpty, "\(errors)")
+        let (store, rules) = try Self.migratedStoreAndShippedRules()
         var tokenMacros = 0
         var checkedEnvironment = false
         for rule in rules {
