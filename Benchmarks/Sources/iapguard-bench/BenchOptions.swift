@@ -30,6 +30,10 @@ struct BenchOptions {
     /// re-evaluation (at 10M those two take about an hour; run them once, not each time the daily run is
     /// re-measured).
     var noRescan = false
+    /// The rules stage reads the store once before it times the queries, and the incremental stage before the
+    /// daily run (`--warm-store`), so the page cache holds it as after an ingest; both stages print how much of
+    /// the store was cached either way.
+    var warmStore = false
     /// The `scopes` stage: the store to read (`--store`), and whether each rule reads the shared scope
     /// itself (`--separate`).
     var storePath: String?
@@ -39,6 +43,7 @@ struct BenchOptions {
         usage: iapguard-bench STAGE [--size 100k|1M|10M|N] [--data DIR] [--sign-sample F] [--seconds S]
                                     [--parse-lines N] [--python PYTHON] [--skip-rules ID,ID]
                                     [--rule-time-limit S] [--in-place] [--daily-files] [--no-rescan]
+                                    [--warm-store]
         stages: all (generate, then parse, verify, ingest, rules, reports, run, incremental, each in its own
                 process); any of those alone; rerun; scopes --store S [--separate] (memory of a plan's rule
                 scopes); store (SQLite beside PostgreSQL: IAPGUARD_BENCH_PG_URL, IAPGUARD_BENCH_USERS)
@@ -70,6 +75,7 @@ struct BenchOptions {
             case "--in-place": inPlace = true
             case "--daily-files": dailyFiles = true
             case "--no-rescan": noRescan = true
+            case "--warm-store": warmStore = true
             case "--store": storePath = try value()
             case "--separate": separateScopes = true
             default: throw BenchError("unknown option \(arguments[index])\n\(Self.usage)")
@@ -116,6 +122,7 @@ struct BenchOptions {
         if inPlace { result.append("--in-place") }
         if dailyFiles { result.append("--daily-files") }
         if noRescan { result.append("--no-rescan") }
+        if warmStore { result.append("--warm-store") }
         return result
     }
 

@@ -62,6 +62,8 @@ enum IncrementalBenchmark {
         var stagePeak = Measure.peakRSS()
         Measure.line("incr", "peak RSS after the full run", Measure.mib(stagePeak))
         try split.appendTails()
+        // At 10M the store is as large as the memory: how much of it the daily run finds cached moves it.
+        try PageCache.report("incr", config.storePath.path, before: "the daily run", warm: options.warmStore)
         let windowed = Measure.resetPeakRSS()
         let (second, secondSeconds) = try Measure.time {
             try pipeline.run(Pipeline.Options(until: BenchWorld.now, failOn: nil))

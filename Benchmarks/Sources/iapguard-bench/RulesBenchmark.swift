@@ -14,6 +14,7 @@ enum RulesBenchmark {
         let store = try SQLiteStore(path: path)
         let purchases = try store.database.scalar("SELECT COUNT(*) FROM transactions")?.integerValue ?? 0
         Measure.header("rules", "\(purchases) transactions in \(path)")
+        try PageCache.report("rules", path, before: "the queries", warm: options.warmStore)
         guard let rulesDirectory = config.rulesDirectory else { throw BenchError("the world config has no rules") }
         // Every rule's query, each interrupted after --rule-time-limit; the engine's evaluation of each rule
         // except --skip-rules ones.
