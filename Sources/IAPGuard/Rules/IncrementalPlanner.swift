@@ -128,7 +128,14 @@ public struct IncrementalPlanner {
             for (rule, state) in candidates {
                 do {
                     mark = Date()
-                    let keys = try timeKeys(rule, previousNow: state.now, now: now, cache: &cache)
+                    var keys = try timeKeys(rule, previousNow: state.now, now: now, cache: &cache)
+                    if rule.incremental?.reevaluatesOpenFindings == true {
+                        guard let open = try openFindingKeys(rule) else {
+                            plan.modes[rule.id] = .full(reason: "a standing finding's key cannot be told")
+                            continue
+                        }
+                        keys += open
+                    }
                     try builder.add(ruleID: rule.id, keys: keys)
                     plan.timeQuerySeconds += Date().timeIntervalSince(mark)
                     mark = Date()
@@ -240,6 +247,23 @@ public struct IncrementalPlanner {
         return keys
     }
 
+    /// The scope keys of `rule`'s standing findings (every status but `resolved`), for a rule that
+    /// re-evaluates them on every run; nil when one of their keys cannot be told (the rule then runs fully).
+    func openFindingKeys(_ rule: Rule) throws -> [(ScopeKind, String)]? {
+        guard let incremental = rule.incremental else { return [] }
+        let json = EvidenceJSON()
+        var keys: [(ScopeKind, String)] = []
+        for row in try database.query(
+            "SELECT entity_key FROM finding WHERE rule_id = ? AND status <> 'resolved'", [.text(rule.id)])
+        {
+            guard let text = row[0].textValue, let fields = json.decodeFields(text),
+                let key = incremental.scopeKey(of: fields)
+            else { return nil }
+            keys.append(key)
+        }
+        return keys
+    }
+
     /// A rule's time query limited to the moments between the last evaluation's `:now` and this one's (the
     /// engines push the bounds into the query, so a plain column such as `reversed_at` is an index range).
     static func timeQuerySQL(_ query: String) -> String {
@@ -252,7 +276,10 @@ public struct IncrementalPlanner {
             rule.id, rule.title, rule.version, rule.status.rawValue, rule.level.rawValue, rule.query,
             rule.entityKey.joined(separator: ","), rule.evidenceColumns.joined(separator: ","),
             rule.incremental.map {
-                [$0.template, $0.keyColumn, $0.kind?.rawValue ?? "", $0.kindColumn ?? ""] + $0.timeQueries
+                [
+                    $0.template, $0.keyColumn, $0.kind?.rawValue ?? "", $0.kindColumn ?? "",
+                    $0.reevaluatesOpenFindings ? "open" : "",
+                ] + $0.timeQueries
             }?
             .joined(separator: "\u{1E}") ?? "",
             referenceCurrency, reference,

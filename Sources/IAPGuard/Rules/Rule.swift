@@ -52,6 +52,8 @@ public struct Rule: Sendable, Hashable {
 
     /// Reserved parameters the engine always binds.
     public static let reservedParams: Set<String> = ["now", "since", "reference_currency"]
+    /// Parameters bound only in an `incremental:` block's time queries: the previous evaluation's now.
+    public static let timeQueryParams: Set<String> = ["previous_now"]
     /// Hard cap on evidence rows per evidence query.
     public static let maxEvidenceRows = 20
 

@@ -23,10 +23,14 @@ public struct RuleIncremental: Sendable, Hashable {
     public var template: String
     /// The kinds the template's macros filter on.
     public var macroKinds: [ScopeKind]
+    /// Every entity with a standing finding of the rule joins its scope on every run
+    /// (`reevaluate_open_findings: true`): for a rule whose findings say something that moves with `:now`
+    /// (IAP-014's hours since the purchase), so they are computed again instead of carried over.
+    public var reevaluatesOpenFindings: Bool
 
     public init(
         keyColumn: String, kind: ScopeKind?, kindColumn: String?, timeQueries: [String], template: String,
-        macroKinds: [ScopeKind]
+        macroKinds: [ScopeKind], reevaluatesOpenFindings: Bool = false
     ) {
         self.keyColumn = keyColumn
         self.kind = kind
@@ -34,6 +38,7 @@ public struct RuleIncremental: Sendable, Hashable {
         self.timeQueries = timeQueries
         self.template = template
         self.macroKinds = macroKinds
+        self.reevaluatesOpenFindings = reevaluatesOpenFindings
     }
 
     /// The template with every macro expanded to a filter on `incremental_scope` for `ruleID` (the shared

@@ -113,6 +113,7 @@ public struct RuleParser: Sendable {
         var kind: ScopeKind?
         var kindColumn: String?
         var time: [String] = []
+        var reevaluatesOpenFindings = false
         for (k, v) in mapping {
             switch k.scalar?.string {
             case "key": key = try scalarText(v, "incremental.key")
@@ -132,7 +133,14 @@ public struct RuleParser: Sendable {
                 } else {
                     time.append(try scalarText(v, "incremental.time"))
                 }
-            default: throw fail(k, "incremental: unknown field (use key, kind, kind_column, time)")
+            case "reevaluate_open_findings":
+                switch try scalarText(v, "incremental.reevaluate_open_findings") {
+                case "true": reevaluatesOpenFindings = true
+                case "false": reevaluatesOpenFindings = false
+                default: throw fail(v, "incremental.reevaluate_open_findings must be true or false")
+                }
+            default:
+                throw fail(k, "incremental: unknown field (use key, kind, kind_column, time, reevaluate_open_findings)")
             }
         }
         guard let key, entityKey.contains(key) else {
@@ -155,7 +163,7 @@ public struct RuleParser: Sendable {
         }
         return RuleIncremental(
             keyColumn: key, kind: kind, kindColumn: kindColumn, timeQueries: time, template: template,
-            macroKinds: macroKinds)
+            macroKinds: macroKinds, reevaluatesOpenFindings: reevaluatesOpenFindings)
     }
 
     private func parseParams(_ node: Node?) throws(RuleLoadError) -> [Rule.Param] {
@@ -165,7 +173,7 @@ public struct RuleParser: Sendable {
         for (key, value) in mapping {
             let name = try scalarText(key, "params")
             guard isIdentifier(name) else { throw fail(key, "parameter name '\(name)' is not an identifier") }
-            guard !Rule.reservedParams.contains(name) else {
+            guard !Rule.reservedParams.contains(name), !Rule.timeQueryParams.contains(name) else {
                 throw fail(key, "parameter ':\(name)' is reserved (bound by the engine)")
             }
             if case .mapping(let detail) = value {

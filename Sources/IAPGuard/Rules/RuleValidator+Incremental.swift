@@ -38,7 +38,10 @@ extension RuleValidator {
                     add("time query \(index + 1) returns no 'kind' column (the rule's kind comes from kind_column)")
                 }
                 let declared = Set(rule.params.map(\.name))
-                for name in prepared.parameters where !declared.contains(name) && !Rule.reservedParams.contains(name) {
+                for name in prepared.parameters
+                where !declared.contains(name) && !Rule.reservedParams.contains(name)
+                    && !Rule.timeQueryParams.contains(name)
+                {
                     add("time query \(index + 1) uses unknown parameter :\(name)")
                 }
             } catch {

@@ -113,12 +113,79 @@ import Testing
         #expect(shared == [.transactionID: ["T1"], .userID: ["u-1"]])
     }
 
-    @Test func theMissingCreditRuleIsAlwaysFull() throws {
+    @Test func aGracePeriodEndingBetweenTheTwoNowsScopesTheUncreditedPurchase() throws {
         let rule = try Self.rule("IAP-014")
-        #expect(rule.incremental == nil)
+        let purchase: Int64 = 2_000 * Self.hour
+        let store = try Self.store([
+            (
+                "transactions",
+                [
+                    [
+                        "transaction_id": .text("T1"), "purchase_date": .integer(purchase),
+                        "environment": .text("Production"), "verification": .text("verified"),
+                    ],
+                    [
+                        "transaction_id": .text("T2"), "purchase_date": .integer(purchase - 100 * Self.hour),
+                        "environment": .text("Production"), "verification": .text("verified"),
+                    ],
+                ]
+            )
+        ])
+        // grace_hours defaults to 24: T1 becomes reportable when :now passes its purchase + 24 h.
+        #expect(
+            try Self.keys(rule, store, from: purchase + 23 * Self.hour, to: purchase + 25 * Self.hour) == [
+                "transaction_id:T1"
+            ])
+        #expect(
+            try Self.keys(rule, store, from: purchase + 24 * Self.hour, to: purchase + 24 * Self.hour) == [
+                "transaction_id:T1"
+            ])
+        #expect(try Self.keys(rule, store, from: purchase + 25 * Self.hour, to: purchase + 90 * Self.hour).isEmpty)
+        #expect(try Self.keys(rule, store, from: purchase, to: purchase + 23 * Self.hour).isEmpty)
+    }
+
+    @Test func theMissingCreditRuleReevaluatesItsOpenFindingsOnEveryRunAndOtherRulesDoNot() throws {
+        let missing = try Self.rule("IAP-014")
+        let duplicate = try Self.rule("IAP-001")
+        #expect(missing.incremental?.reevaluatesOpenFindings == true)
+        #expect(duplicate.incremental?.reevaluatesOpenFindings == false)
         let store = try Self.store([])
-        let plan = try Self.planner(store).plan(rules: [rule], runID: 2, now: 1000, forceFull: nil)
-        #expect(plan.modes["IAP-014"] == .full(reason: "no incremental: block"))
+        let planner = Self.planner(store)
+        for rule in [missing, duplicate] {
+            let stats = RuleRunResult.RuleStats(ruleID: rule.id, ruleVersion: rule.version, ruleStatus: rule.status)
+            try planner.record(RuleRunResult(stats: [stats]), rules: [rule], runID: 1, now: 1_000 * Self.hour)
+        }
+        // Standing findings of both rules (open, suppressed) and resolved ones, none of them in the shared
+        // scope (nothing changed since run 1) nor due to a time query.
+        for (id, rule, status, key) in [
+            ("f1", "IAP-014", "new", "T-open"), ("f2", "IAP-014", "suppressed", "T-suppressed"),
+            ("f3", "IAP-014", "resolved", "T-resolved"), ("f4", "IAP-001", "recurring", "T-duplicate"),
+        ] {
+            try store.database.run(
+                """
+                INSERT INTO finding (finding_id, rule_id, rule_version, rule_title, entity_key, level, status, outcome,
+                    transaction_id, summary, evidence_json, first_run_id, last_seen_run_id, last_run_id)
+                VALUES (?, ?, '1', 't', ?, 'medium', ?, 'hit', ?, 's', '[]', 1, 1, 1)
+                """,
+                [
+                    .text(id), .text(rule), .text(#"[{"name":"transaction_id","value":"\#(key)"}]"#), .text(status),
+                    .text(key),
+                ])
+        }
+        let plan = try planner.plan(rules: [missing, duplicate], runID: 2, now: 1_001 * Self.hour, forceFull: nil)
+        #expect(plan.modes["IAP-014"]?.isIncremental == true)
+        #expect(plan.scopes["IAP-014"]?.keys[.transactionID] == ["T-open", "T-suppressed"])
+        #expect(plan.modes["IAP-001"]?.isIncremental == true)
+        #expect(plan.scopes["IAP-001"]?.keys[.transactionID, default: []].isEmpty == true)
+        // A standing finding without the key column cannot be scoped: the rule runs fully.
+        try store.database.run(
+            """
+            INSERT INTO finding (finding_id, rule_id, rule_version, rule_title, entity_key, level, status, outcome,
+                summary, evidence_json, first_run_id, last_seen_run_id, last_run_id)
+            VALUES ('f5', 'IAP-014', '1', 't', '[]', 'medium', 'new', 'hit', 's', '[]', 1, 1, 1)
+            """, [])
+        let fallback = try planner.plan(rules: [missing], runID: 2, now: 1_001 * Self.hour, forceFull: nil)
+        #expect(fallback.modes["IAP-014"] == .full(reason: "a standing finding's key cannot be told"))
     }
 
     @Test func aRuleRunsIncrementallyOnlyAfterAnUnchangedEvaluationAndNotWhenItPricedAtNow() throws {
@@ -180,6 +247,19 @@ import Testing
         #expect(parsed.incremental?.scopedQuery(ruleID: "X-1").contains("incremental_scope") == true)
         #expect(throws: RuleLoadError.self) {
             try RuleParser(file: "x.yaml").parse(text + "\nincremental: {key: user_id, kind: credit_id}\n")
+        }
+        #expect(parsed.incremental?.reevaluatesOpenFindings == false)
+        let reevaluating = try RuleParser(file: "x.yaml").parse(
+            text + "\nincremental: {key: credit_id, kind: credit_id, reevaluate_open_findings: true}\n")
+        #expect(reevaluating.incremental?.reevaluatesOpenFindings == true)
+        #expect(throws: RuleLoadError.self) {
+            try RuleParser(file: "x.yaml").parse(
+                text + "\nincremental: {key: credit_id, kind: credit_id, reevaluate_open_findings: maybe}\n")
+        }
+        // :previous_now is the engine's, bound in time queries: a rule cannot declare it.
+        #expect(throws: RuleLoadError.self) {
+            try RuleParser(file: "x.yaml").parse(
+                text + "\nincremental: {key: credit_id, kind: credit_id}\nparams: {previous_now: 1}\n")
         }
     }
 }

@@ -17,8 +17,10 @@ public final class PostgresRuleCheck {
         -> [RuleIssue]
     {
         var issues: [RuleIssue] = []
-        let parameters = rule.boundParameters(
+        var parameters = rule.boundParameters(
             overrides: overrides, now: Clock.nowMillis(), since: 0, referenceCurrency: referenceCurrency)
+        // A time query may name the previous evaluation's now (see `IncrementalPlanner.timeKeys`).
+        for name in Rule.timeQueryParams { parameters[name] = .integer(0) }
         let location = store.location
         func plan(_ sql: String, line: Int, what: String, nullFill: Bool) {
             var bound = parameters
