@@ -34,7 +34,7 @@ import Testing
             // Tests/IAPGuardTests/EndToEnd/<this file> → the repository root.
             var root = URL(fileURLWithPath: #filePath)
             for _ in 0..<4 { root.deleteLastPathComponent() }
-            let directory = FileManager.default.temporaryDirectory
+            let directory = TestScratch.root
                 .appendingPathComponent("iapguard-truth-\(ProcessInfo.processInfo.processIdentifier)")
             try? FileManager.default.removeItem(at: directory)
             let end = WorldGenerator.defaultEnd

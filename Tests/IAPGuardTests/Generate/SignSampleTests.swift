@@ -7,7 +7,7 @@ import Testing
 /// verifyReceipt-style records; every injected pattern is still injected.
 @Suite struct SignSampleTests {
     static let sampled: Result<(URL, WorldSummary), any Error> = Result {
-        let dir = FileManager.default.temporaryDirectory
+        let dir = TestScratch.root
             .appendingPathComponent("iapguard-world-sampled-\(ProcessInfo.processInfo.processIdentifier)")
         try? FileManager.default.removeItem(at: dir)
         var options = SmallWorld.options
@@ -39,7 +39,7 @@ import Testing
     @Test func aSampleOutsideZeroToOneIsRejected() throws {
         var options = SmallWorld.options
         options.signSample = 1.5
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("iapguard-world-bad-\(UUID())")
+        let dir = TestScratch.root.appendingPathComponent("iapguard-world-bad-\(UUID())")
         #expect(throws: WorldGenerator.GenerateError.self) { try WorldGenerator(options: options).write(to: dir) }
     }
 }

@@ -11,7 +11,7 @@ enum SmallWorld {
     static let options = WorldGenerator.Options(seed: 7, users: 200, days: 10, end: WorldGenerator.defaultEnd)
 
     static func make(_ name: String, seed: UInt64 = 7) throws -> (URL, WorldSummary) {
-        let dir = FileManager.default.temporaryDirectory
+        let dir = TestScratch.root
             .appendingPathComponent("iapguard-world-\(name)-\(ProcessInfo.processInfo.processIdentifier)")
         try? FileManager.default.removeItem(at: dir)
         var o = options

@@ -149,7 +149,7 @@ struct CorpusIngest {
     /// Writes `bytes` as the source file `input.<ext>` and ingests it as `format` (a corpus format). For
     /// `sqlite`, `bytes` is the SQL script that builds the source database; for `sqlite-raw` the file itself.
     init(format: String, bytes: [UInt8], query: String? = nil) throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+        directory = TestScratch.root.appendingPathComponent(
             "iapguard-corpus-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let (kind, fileFormat, _) = MalformedCorpus.source(format)

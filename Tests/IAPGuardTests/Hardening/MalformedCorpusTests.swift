@@ -115,7 +115,7 @@ import Testing
 
     @Test(arguments: MalformedCorpus.cases("config"))
     func aBadConfigFileIsAConfigErrorNamingTheFileAndKey(_ item: MalformedCorpus.Case) throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+        let folder = TestScratch.root.appendingPathComponent(
             "iapguard-config-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -134,7 +134,7 @@ import Testing
 
     @Test(arguments: MalformedCorpus.cases("rules"))
     func aBadRuleFileIsReportedWithItsLineAndTheOtherRulesStillLoad(_ item: MalformedCorpus.Case) throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+        let folder = TestScratch.root.appendingPathComponent(
             "iapguard-rules-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -47,7 +47,7 @@ import Testing
     }
 
     @Test func aByteOrderMarkAtTheStartOfAFileIsIgnored() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("iapguard-bom-\(UUID().uuidString)")
+        let folder = TestScratch.root.appendingPathComponent("iapguard-bom-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let jsonl = folder.appendingPathComponent("a.jsonl")
@@ -74,7 +74,7 @@ import Testing
 
     /// Records of a CSV text as `line: fields` or `line! message`.
     func csv(_ text: [UInt8], maxRecoveries: Int = 16) throws -> [String] {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("iapguard-csv-\(UUID().uuidString).csv")
+        let url = TestScratch.root.appendingPathComponent("iapguard-csv-\(UUID().uuidString).csv")
         try Data(text).write(to: url)
         defer { try? FileManager.default.removeItem(at: url) }
         var out: [String] = []
@@ -125,7 +125,7 @@ import Testing
     }
 
     @Test func fxRatesMustBeFinitePositiveNumbersForAThreeLetterCurrency() throws {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("fx-\(UUID().uuidString).csv")
+        let url = TestScratch.root.appendingPathComponent("fx-\(UUID().uuidString).csv")
         defer { try? FileManager.default.removeItem(at: url) }
         for bad in ["inf", "nan", "-1", "0", "1e999"] {
             try Data("date,currency,per_eur\n2026-01-01,USD,\(bad)\n".utf8).write(to: url)

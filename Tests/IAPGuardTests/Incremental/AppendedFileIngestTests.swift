@@ -15,7 +15,7 @@ import Testing
     static func grownFile(old: Data, appended: Data) throws -> (
         directory: URL, file: URL, ingestor: SourceIngestor, old: FileState
     ) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("iapguard-append-\(UUID())")
+        let directory = TestScratch.root.appendingPathComponent("iapguard-append-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let file = directory.appendingPathComponent("credits.jsonl")
         try old.write(to: file)

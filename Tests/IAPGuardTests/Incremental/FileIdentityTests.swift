@@ -18,7 +18,7 @@ import Testing
         let store: SQLiteStore
 
         init() throws {
-            directory = FileManager.default.temporaryDirectory.appendingPathComponent("iapguard-identity-\(UUID())")
+            directory = TestScratch.root.appendingPathComponent("iapguard-identity-\(UUID())")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             file = directory.appendingPathComponent("credits.jsonl")
             try Data("{\"a\":1}\n{\"a\":2}\n".utf8).write(to: file)

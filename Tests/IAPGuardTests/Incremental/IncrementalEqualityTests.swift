@@ -89,7 +89,7 @@ import Testing
 
     @Test func dailyIncrementalRunsMatchFullEvaluationAndAFullRebuild() throws {
         let root = Self.repositoryRoot()
-        let scratch = FileManager.default.temporaryDirectory
+        let scratch = TestScratch.root
             .appendingPathComponent("iapguard-incremental-\(ProcessInfo.processInfo.processIdentifier)")
         try? FileManager.default.removeItem(at: scratch)
         defer { try? FileManager.default.removeItem(at: scratch) }

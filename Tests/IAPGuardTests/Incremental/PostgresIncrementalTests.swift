@@ -9,7 +9,7 @@ import Testing
 struct PostgresIncrementalTests {
     @Test func dailyIncrementalRunsOnPostgresReportWhatSQLiteReports() throws {
         let root = IncrementalEqualityTests.repositoryRoot()
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("iapguard-pg-incr-\(UUID())")
+        let scratch = TestScratch.root.appendingPathComponent("iapguard-pg-incr-\(UUID())")
         defer { try? FileManager.default.removeItem(at: scratch) }
         let world = scratch.appendingPathComponent("world")
         let end = WorldGenerator.defaultEnd

@@ -8,7 +8,7 @@ struct IngestTestWorld {
     let directory: URL
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("iapguard-test-\(UUID().uuidString)")
+        directory = TestScratch.root.appendingPathComponent("iapguard-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(
             at: directory.appendingPathComponent("data"), withIntermediateDirectories: true)
     }

@@ -70,7 +70,7 @@ struct LineReaderTests {
     @Test(arguments: [1, 2, 3, 7, 64, 1000])
     func reportsTheLinesItsContractDescribes(chunkSize: Int) throws {
         var random = SystemRandomNumberGenerator()
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("iapguard-lines-\(UUID())")
+        let folder = TestScratch.root.appendingPathComponent("iapguard-lines-\(UUID())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appendingPathComponent("lines.jsonl")
@@ -92,7 +92,7 @@ struct LineReaderTests {
     }
 
     @Test func readingFromAnOffsetNumbersFromTheGivenLine() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("iapguard-lines-\(UUID())")
+        let folder = TestScratch.root.appendingPathComponent("iapguard-lines-\(UUID())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appendingPathComponent("lines.jsonl")

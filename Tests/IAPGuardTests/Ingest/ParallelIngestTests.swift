@@ -36,7 +36,7 @@ import Testing
     }
 
     static func writeFile(_ lines: [String]) throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("iapguard-parallel-\(UUID()).jsonl")
+        let url = TestScratch.root.appendingPathComponent("iapguard-parallel-\(UUID()).jsonl")
         try Data(lines.joined(separator: "\n").utf8).write(to: url)
         return url
     }

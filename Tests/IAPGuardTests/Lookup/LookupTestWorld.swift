@@ -21,7 +21,7 @@ struct LookupTestWorld {
     private var payloadCounter = 0
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+        directory = TestScratch.root.appendingPathComponent(
             "iapguard-lookup-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         storePath = directory.appendingPathComponent("store.sqlite").path

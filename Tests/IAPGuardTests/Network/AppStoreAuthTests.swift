@@ -7,7 +7,7 @@ import Testing
 @Suite("App Store API auth: JWT and key file")
 struct AppStoreAuthTests {
     static func tempDirectory() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("iapguard-key-\(UUID().uuidString)")
+        let url = TestScratch.root.appendingPathComponent("iapguard-key-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
     }

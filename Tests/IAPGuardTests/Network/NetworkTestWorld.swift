@@ -20,7 +20,7 @@ final class NetworkTestWorld {
     let logs = LogCapture()
 
     init(pageSize: Int = 2) throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("iapguard-net-\(UUID().uuidString)")
+        directory = TestScratch.root.appendingPathComponent("iapguard-net-\(UUID().uuidString)")
         try FileManager.default.createDirectory(
             at: directory.appendingPathComponent("data"), withIntermediateDirectories: true)
         chain = try TestSigningChain.generate()

@@ -44,7 +44,7 @@ import Testing
     }
 
     @Test func writesAtomicallyAndRemembersTheLastSuccessAcrossFailures() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("iapguard-m-\(UUID().uuidString)")
+        let directory = TestScratch.root.appendingPathComponent("iapguard-m-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = MetricsFile(path: directory.appendingPathComponent("iapguard.prom"))
         #expect(file.previousLastSuccess() == nil)

@@ -34,7 +34,7 @@ struct PipelineTestWorld {
 
     /// A pristine generated world, written once per process and copied for each test.
     static let template: Result<URL, any Error> = Result {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+        let directory = TestScratch.root.appendingPathComponent(
             "iapguard-pipeline-template-\(UUID().uuidString)")
         let options = WorldGenerator.Options(
             seed: 7, users: 100, days: 5, end: WorldGenerator.defaultEnd,
@@ -45,7 +45,7 @@ struct PipelineTestWorld {
 
     /// A fresh copy of the template world.
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+        directory = TestScratch.root.appendingPathComponent(
             "iapguard-pipeline-\(UUID().uuidString)")
         try FileManager.default.copyItem(at: try Self.template.get(), to: directory)
         for leftover in ["state", "reports"] {

@@ -9,7 +9,7 @@ import Testing
 
 @Suite(.serialized) struct RunLockTests {
     static func temporaryLockPath() -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("iapguard-lock-\(UUID().uuidString)/store.lock")
+        TestScratch.root.appendingPathComponent("iapguard-lock-\(UUID().uuidString)/store.lock")
             .path
     }
 

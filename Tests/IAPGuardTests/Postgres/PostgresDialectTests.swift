@@ -73,7 +73,7 @@ import Testing
     }
 
     @Test func passwordComesFromTheFileThenTheURLThenTheEnvironment() throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("pgpass-\(UUID().uuidString)")
+        let file = TestScratch.root.appendingPathComponent("pgpass-\(UUID().uuidString)")
         try Data("from-file\nignored\n".utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         var settings = try PostgresSettings.parse("postgres://app@h/db")
@@ -85,7 +85,7 @@ import Testing
     }
 
     @Test func configReadsAPostgresStoreAndSource() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+        let dir = TestScratch.root.appendingPathComponent(
             "iapguard-pgconfig-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let yaml = """

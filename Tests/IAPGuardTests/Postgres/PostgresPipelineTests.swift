@@ -25,7 +25,7 @@ struct PostgresPipelineTests {
     }
 
     @Test func demoWorldFindingsAreIdenticalOnSQLiteAndPostgres() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+        let dir = TestScratch.root.appendingPathComponent(
             "iapguard-pg-world-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: dir) }
         let end = WorldGenerator.defaultEnd
@@ -80,7 +80,7 @@ struct PostgresPipelineTests {
               ('o5', 'u4', 2.50, 'GBP', '2026-05-05T10:00:00Z', '1')
             """)
         var source = Config.Source(
-            name: "backend", kind: .orders, format: .postgres, path: FileManager.default.temporaryDirectory,
+            name: "backend", kind: .orders, format: .postgres, path: TestScratch.root,
             query:
                 "SELECT id AS order_id, uid AS user_id, amount AS price, cur AS currency, made AS created_at, qty AS quantity FROM shop_orders ORDER BY id;"
         )

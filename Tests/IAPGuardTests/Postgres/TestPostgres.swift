@@ -129,7 +129,7 @@ enum TestPostgres {
     /// running, and waiting through `Process` from a test's cooperative thread could hang.
     static func run(_ program: String, _ arguments: [String], as user: String?) throws {
         let argv = user.map { ["/usr/sbin/runuser", "-u", $0, "--", program] + arguments } ?? [program] + arguments
-        let log = FileManager.default.temporaryDirectory.appendingPathComponent("iapguard-pg-cmd-\(UUID().uuidString)")
+        let log = TestScratch.root.appendingPathComponent("iapguard-pg-cmd-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: log) }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)

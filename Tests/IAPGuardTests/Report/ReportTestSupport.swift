@@ -7,7 +7,7 @@ import Testing
 enum ReportTestSupport {
     /// A fresh empty folder under the system temp folder.
     static func temporaryDirectory() throws -> URL {
-        let url = FileManager.default.temporaryDirectory
+        let url = TestScratch.root
             .appendingPathComponent("iapguard-report-tests-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url

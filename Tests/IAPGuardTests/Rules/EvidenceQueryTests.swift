@@ -132,7 +132,7 @@ struct EvidenceQueryTests {
     /// changed has the evidence rows the previous SQL gives on a copy of the store without the new indexes
     /// (the plans of before: same rows, same order, same limit).
     @Test func evidenceRowsMatchThePreviousQueriesOnAGeneratedWorld() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+        let dir = TestScratch.root.appendingPathComponent(
             "iapguard-evidence-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: dir) }
         let options = WorldGenerator.Options(

@@ -119,7 +119,7 @@ import Testing
 
     /// A small generated world's every source, verified, as batches.
     static let worldBatches: Result<[IngestBatch], any Error> = Result {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+        let directory = TestScratch.root.appendingPathComponent(
             "iapguard-batchwriter-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         _ = try WorldGenerator(

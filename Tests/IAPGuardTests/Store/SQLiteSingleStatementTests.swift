@@ -26,7 +26,7 @@ import Testing
     }
 
     @Test func aRuleWhoseQueryHidesASecondStatementFailsValidation() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("iapguard-two-\(UUID())")
+        let directory = TestScratch.root.appendingPathComponent("iapguard-two-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         try Data(

@@ -15,7 +15,7 @@ import X509
     }
 
     @Test func writtenChainLoadsAndStillSignsVerifiablePayloads() throws {
-        let directory = FileManager.default.temporaryDirectory
+        let directory = TestScratch.root
             .appendingPathComponent("iapguard-chain-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         try World.good.write(to: directory)
@@ -28,7 +28,7 @@ import X509
     }
 
     @Test func loadingRejectsAKeyThatDoesNotBelongToTheLeaf() throws {
-        let directory = FileManager.default.temporaryDirectory
+        let directory = TestScratch.root
             .appendingPathComponent("iapguard-chain-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         try World.good.write(to: directory)

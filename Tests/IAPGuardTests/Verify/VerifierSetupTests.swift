@@ -7,7 +7,7 @@ import Testing
 @Suite struct VerifierSetupTests {
     /// A folder with `certs/test-root.der` (the `good` test chain's root) and a config trusting it.
     static func configFolder(trustAppleRoot: Bool = true) throws -> Config {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("iapguard-setup-\(UUID())")
+        let directory = TestScratch.root.appendingPathComponent("iapguard-setup-\(UUID())")
         try FileManager.default.createDirectory(
             at: directory.appendingPathComponent("certs"), withIntermediateDirectories: true)
         try VerifyTestWorld.good.rootDER.write(to: directory.appendingPathComponent("certs/test-root.der"))
