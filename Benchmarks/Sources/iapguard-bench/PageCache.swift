@@ -45,7 +45,8 @@ enum PageCache {
     }
 
     /// Reads the whole file once (8 MiB at a time), so that its pages are in the page cache; returns the
-    /// bytes read. The reads go through a reused buffer: the process's memory does not grow with the file.
+    /// bytes read. Each chunk is dropped before the next is read: the process's memory does not grow with
+    /// the file.
     static func warm(_ path: String) throws -> Int {
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw BenchError("cannot open \(path) to read it into the page cache")
@@ -58,7 +59,8 @@ enum PageCache {
         return total
     }
 
-    /// Prints the residency of `path` before the timed part of a stage (`before`) and, with `warm`, reads the file first and prints the residency again.
+    /// Prints the residency of `path` before the timed part of a stage (`before`) and, with `warm`, reads
+    /// the file first and prints the residency again.
     static func report(_ stage: String, _ path: String, before: String, warm: Bool) throws {
         Measure.line(stage, "store before \(before)", describe(path))
         guard warm else { return }
