@@ -6,6 +6,8 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .library(name: "IAPGuard", targets: ["IAPGuard"]),
+        .library(name: "IAPGuardTesting", targets: ["IAPGuardTesting"]),
+        .library(name: "IAPGuardSampleWorld", targets: ["IAPGuardSampleWorld"]),
         .executable(name: "iapguard", targets: ["iapguard"]),
     ],
     dependencies: [
@@ -38,18 +40,41 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
+        // Test helpers: the one throw-away signing chain shaped like Apple's, for tests, benchmarks and
+        // the sample world. Never part of the product library.
+        .target(
+            name: "IAPGuardTesting",
+            dependencies: [
+                "IAPGuard",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ]
+        ),
+        // The labelled sample-world generator (demo, generate, tests and benchmarks).
+        .target(
+            name: "IAPGuardSampleWorld",
+            dependencies: [
+                "IAPGuard",
+                "IAPGuardTesting",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ]
+        ),
         // The thin command-line front end.
         .executableTarget(
             name: "iapguard",
             dependencies: [
                 "IAPGuard",
+                "IAPGuardSampleWorld",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(
             name: "IAPGuardTests",
-            dependencies: ["IAPGuard"],
+            dependencies: ["IAPGuard", "IAPGuardTesting", "IAPGuardSampleWorld"],
             exclude: ["Fixtures"]
         ),
     ],

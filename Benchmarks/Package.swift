@@ -20,6 +20,8 @@ let package = Package(
             dependencies: [
                 "CSQLiteBench",
                 .product(name: "IAPGuard", package: "iapguard"),
+                .product(name: "IAPGuardSampleWorld", package: "iapguard"),
+                .product(name: "IAPGuardTesting", package: "iapguard"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Logging", package: "swift-log"),

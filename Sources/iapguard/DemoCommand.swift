@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import IAPGuard
+import IAPGuardSampleWorld
 import Logging
 
 /// `iapguard demo --out DIR`: writes the sample world and its config into DIR, then runs the whole job on it.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import IAPGuard
+import IAPGuardSampleWorld
 
 /// `iapguard generate`: writes a deterministic synthetic sample world (see docs/sample-world.md).
 struct GenerateCommand: ParsableCommand {

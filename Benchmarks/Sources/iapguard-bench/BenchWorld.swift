@@ -1,5 +1,6 @@
 import Foundation
 import IAPGuard
+import IAPGuardSampleWorld
 
 /// The generated world a size runs on: written once under the data folder, reused while its parameters
 /// match (`bench-world.txt`).

@@ -1,5 +1,6 @@
 import Foundation
 import IAPGuard
+import IAPGuardSampleWorld
 import Logging
 
 /// `iapguard-bench store`: the same generated world run on SQLite and on PostgreSQL

@@ -2,6 +2,7 @@ import Crypto
 import Dispatch
 import Foundation
 import IAPGuard
+import IAPGuardTesting
 import X509
 
 /// Throughput of JWS verification against the floor of one bare ES256 verify.

@@ -3,6 +3,7 @@ import Logging
 import Testing
 
 @testable import IAPGuard
+@testable import IAPGuardSampleWorld
 
 /// Runs the whole job on a generated world and holds its findings against the world's `truth.jsonl`:
 /// every injected pattern is flagged (at the expected level where the truth names one), no benign

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import IAPGuard
+@testable import IAPGuardSampleWorld
 
 /// `--sign-sample`: a fraction of ordinary StoreKit 2 purchases is signed, the rest delivered as
 /// verifyReceipt-style records; every injected pattern is still injected.

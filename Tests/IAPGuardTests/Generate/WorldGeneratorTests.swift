@@ -4,6 +4,7 @@ import Testing
 import X509
 
 @testable import IAPGuard
+@testable import IAPGuardSampleWorld
 
 /// A small world generated once per test process (200 users, 10 days), plus a second copy with the same
 /// seed for determinism checks.

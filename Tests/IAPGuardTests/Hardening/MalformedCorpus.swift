@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import IAPGuard
+@testable import IAPGuardTesting
 
 /// The malformed-input corpus (`Fixtures/malformed/`, manifest `cases.tsv`, written by `make-corpus.py`).
 enum MalformedCorpus {

@@ -3,6 +3,7 @@ import Logging
 import Testing
 
 @testable import IAPGuard
+@testable import IAPGuardSampleWorld
 
 /// Feeds a generated world to two stores day by day — its inputs split into a base and daily increments
 /// (lines appended to the JSON Lines and CSV files, a new credits file in a folder each day, refunds and

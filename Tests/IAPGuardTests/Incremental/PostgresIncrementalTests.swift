@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import IAPGuard
+@testable import IAPGuardSampleWorld
 
 /// The incremental evaluation on a PostgreSQL store: the scope SQL, the planner's tables and the scoped
 /// queries run there too, and daily incremental runs report the same findings as on SQLite.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import IAPGuard
+@testable import IAPGuardTesting
 
 @Suite("Apple puller against a loopback App Store Server API")
 struct ApplePullerTests {

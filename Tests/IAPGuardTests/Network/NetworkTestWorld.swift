@@ -3,6 +3,7 @@ import Foundation
 import Logging
 
 @testable import IAPGuard
+@testable import IAPGuardTesting
 
 /// Everything a network test needs: a test signing chain and verifier, an API key on disk (mode 0600), a
 /// fake App Store Server API on loopback, a store, and signed payloads in Apple's shapes.

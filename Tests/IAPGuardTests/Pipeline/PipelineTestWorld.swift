@@ -1,6 +1,7 @@
 import Foundation
 
 @testable import IAPGuard
+@testable import IAPGuardSampleWorld
 
 #if canImport(Glibc)
     import Glibc

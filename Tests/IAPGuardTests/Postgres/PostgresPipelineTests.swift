@@ -3,6 +3,7 @@ import Logging
 import Testing
 
 @testable import IAPGuard
+@testable import IAPGuardSampleWorld
 
 // Needs a PostgreSQL server (see TestPostgres); skipped without one, PostgresAvailabilityTests says why.
 @Suite(.enabled(if: TestPostgres.available, "no PostgreSQL server for the tests (see PostgresAvailabilityTests)"))

@@ -3,6 +3,7 @@ import Logging
 import Testing
 
 @testable import IAPGuard
+@testable import IAPGuardSampleWorld
 
 @Suite("Evidence queries")
 struct EvidenceQueryTests {

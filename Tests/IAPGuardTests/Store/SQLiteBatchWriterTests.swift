@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import IAPGuard
+@testable import IAPGuardSampleWorld
 
 /// The SQLite write path (insert first, compare only when the key exists) must store exactly what the
 /// row-by-row reference path stores: the same rows in the same rowid order, the same `change_log`, the same

@@ -3,6 +3,7 @@ import Testing
 import X509
 
 @testable import IAPGuard
+@testable import IAPGuardTesting
 
 @Suite struct TestSigningChainTests {
     typealias World = VerifyTestWorld

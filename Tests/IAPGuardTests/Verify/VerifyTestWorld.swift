@@ -1,6 +1,7 @@
 import Foundation
 
 @testable import IAPGuard
+@testable import IAPGuardTesting
 
 /// Chains and payloads shared by the verification tests. Each chain is generated once per test run.
 enum VerifyTestWorld {

@@ -1,5 +1,7 @@
 import Crypto
 import Foundation
+import IAPGuard
+import IAPGuardTesting
 import SwiftASN1
 import X509
 

@@ -1,4 +1,5 @@
 import Foundation
+import IAPGuardTesting
 
 /// Writes a deterministic synthetic world (Apple receipts, signed transactions and notifications, the
 /// backend's orders and credits, FX rates, a config and the ground truth) in which every fraud pattern of

@@ -1,4 +1,6 @@
 import Foundation
+import IAPGuard
+import IAPGuardTesting
 
 /// The open output files of a world being written, with the record serialisers. Records go to disk as
 /// they are produced; only counters are kept.

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import IAPGuard
 import SwiftASN1
 import X509
 
@@ -190,7 +191,7 @@ public struct TestSigningChain: JWSSigning, Sendable {
     // MARK: - Signing
 
     /// The x5c header entries: leaf, intermediate, root in standard base64.
-    var x5cBase64: [String] {
+    public var x5cBase64: [String] {
         [leafDER, intermediateDER, rootDER].map { $0.base64EncodedString() }
     }
 
@@ -202,7 +203,7 @@ public struct TestSigningChain: JWSSigning, Sendable {
 
     /// Signs `payload` under an arbitrary header (tests forge `alg: none`, `HS256` or short chains with
     /// it). The signature is always ES256 with the leaf key, whatever the header says.
-    func sign(payload: Data, header: [String: any Sendable]) throws -> String {
+    public func sign(payload: Data, header: [String: any Sendable]) throws -> String {
         let headerJSON: Data
         do {
             headerJSON = try JSONSerialization.data(withJSONObject: header, options: [.sortedKeys])

@@ -1,4 +1,5 @@
 import Foundation
+import IAPGuard
 
 /// The injected patterns: fraud and server bugs (truth `hit`) and benign look-alikes (truth `no-hit`).
 extension UserSimulator {

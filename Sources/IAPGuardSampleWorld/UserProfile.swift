@@ -1,3 +1,5 @@
+import IAPGuard
+
 /// A world account: its home storefront, app account token and client style.
 struct UserProfile: Sendable {
     let index: Int

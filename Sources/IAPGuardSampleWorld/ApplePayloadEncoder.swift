@@ -1,3 +1,5 @@
+import IAPGuard
+
 /// Turns the generator's transactions into Apple's JSON shapes: the JWS transaction payload
 /// (`JWSTransactionDecodedPayload`), renewal info, notification V2 payloads and legacy `in_app` entries
 /// (numbers as strings, date text twins).

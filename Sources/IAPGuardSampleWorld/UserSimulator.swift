@@ -1,4 +1,5 @@
 import Foundation
+import IAPGuard
 
 /// Simulates one regular user (and the helper accounts of the pattern dealt to them), writing every
 /// record straight to the sink. Holds nothing but this user's small state.
