@@ -79,10 +79,10 @@ public struct WorldGenerator: Sendable {
     public init(options: Options) throws {
         let notBefore = Date(timeIntervalSince1970: Double(options.start - 30 * WorldTime.day) / 1000)
         let notAfter = Date(timeIntervalSince1970: Double(options.end + 365 * WorldTime.day) / 1000)
-        let trusted = try GeneratorSigningChain.generate(
-            commonName: "iapguard Test", notBefore: notBefore, notAfter: notAfter)
-        let foreign = try GeneratorSigningChain.generate(
-            commonName: "Untrusted Forger", notBefore: notBefore, notAfter: notAfter)
+        let trusted = try TestSigningChain.generate(
+            options: .init(leafNotBefore: notBefore, leafNotAfter: notAfter, commonNamePrefix: "iapguard Test"))
+        let foreign = try TestSigningChain.generate(
+            options: .init(leafNotBefore: notBefore, leafNotAfter: notAfter, commonNamePrefix: "Untrusted Forger"))
         self.init(
             options: options, signer: trusted, foreignSigner: foreign, rootDER: trusted.rootDER,
             writeSigningMaterial: { directory in

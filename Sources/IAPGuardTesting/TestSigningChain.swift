@@ -39,7 +39,8 @@ public struct TestSigningChain: JWSSigning, Sendable {
         public var commonNamePrefix: String
 
         /// Defaults: P-384 root, both marker OIDs, leaf valid 2020-01-01 to 2040-01-01 (root and
-        /// intermediate 2015-01-01 to 2045-01-01), random keys.
+        /// intermediate 2015-01-01 to 2045-01-01, or longer when the leaf's validity reaches beyond), random
+        /// keys.
         public init(
             rootCurve: Curve = .p384,
             intermediateHasMarkerOID: Bool = true,
@@ -84,11 +85,16 @@ public struct TestSigningChain: JWSSigning, Sendable {
         }
     }
 
-    /// File names used by ``write(to:)`` and ``load(from:)``.
+    /// File names used by ``write(to:prefix:)`` and ``load(from:prefix:)``, each preceded by `<prefix>-`
+    /// when a prefix is given.
     static let rootFile = "root.der"
     static let intermediateFile = "intermediate.der"
     static let leafFile = "leaf.der"
     static let leafKeyFile = "leaf-key.pem"
+
+    private static func fileName(_ name: String, prefix: String?) -> String {
+        prefix.map { "\($0)-\(name)" } ?? name
+    }
 
     init(rootDER: Data, intermediateDER: Data, leafDER: Data, leafKey: P256.Signing.PrivateKey) {
         self.rootDER = rootDER
@@ -106,8 +112,9 @@ public struct TestSigningChain: JWSSigning, Sendable {
         let leafKey = try makeP256Key(seed: options.deterministicSeed, label: "leaf")
         let caAlgorithm: Certificate.SignatureAlgorithm =
             options.rootCurve == .p384 ? .ecdsaWithSHA384 : .ecdsaWithSHA256
-        let caNotBefore = Date(timeIntervalSince1970: 1_420_070_400)  // 2015-01-01
-        let caNotAfter = Date(timeIntervalSince1970: 2_366_841_600)  // 2045-01-01
+        // 2015-01-01 to 2045-01-01, widened to cover the leaf's validity when it reaches beyond.
+        let caNotBefore = min(Date(timeIntervalSince1970: 1_420_070_400), options.leafNotBefore)
+        let caNotAfter = max(Date(timeIntervalSince1970: 2_366_841_600), options.leafNotAfter)
 
         do {
             let rootName = try DistinguishedName {
@@ -227,28 +234,30 @@ public struct TestSigningChain: JWSSigning, Sendable {
     // MARK: - Files
 
     /// Writes `root.der`, `intermediate.der`, `leaf.der` and `leaf-key.pem` (PKCS#8) into `directory`,
-    /// creating it if needed, so the chain can be loaded later to re-sign payloads.
-    public func write(to directory: URL) throws {
+    /// creating it if needed, so the chain can be loaded later to re-sign payloads. With a `prefix`, the
+    /// names are `<prefix>-root.der` and so on (two chains in one folder).
+    public func write(to directory: URL, prefix: String? = nil) throws {
+        func url(_ name: String) -> URL { directory.appendingPathComponent(Self.fileName(name, prefix: prefix)) }
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            try rootDER.write(to: directory.appendingPathComponent(Self.rootFile), options: .atomic)
-            try intermediateDER.write(to: directory.appendingPathComponent(Self.intermediateFile), options: .atomic)
-            try leafDER.write(to: directory.appendingPathComponent(Self.leafFile), options: .atomic)
-            try Data(leafKey.pemRepresentation.utf8)
-                .write(to: directory.appendingPathComponent(Self.leafKeyFile), options: .atomic)
+            try rootDER.write(to: url(Self.rootFile), options: .atomic)
+            try intermediateDER.write(to: url(Self.intermediateFile), options: .atomic)
+            try leafDER.write(to: url(Self.leafFile), options: .atomic)
+            try Data(leafKey.pemRepresentation.utf8).write(to: url(Self.leafKeyFile), options: .atomic)
         } catch {
             throw ChainError(message: "could not write test chain to \(directory.path): \(error)")
         }
     }
 
-    /// Loads a chain written by ``write(to:)``. Throws if a file is missing, unparsable, or the key does
-    /// not belong to the leaf certificate.
-    public static func load(from directory: URL) throws -> TestSigningChain {
+    /// Loads a chain written by ``write(to:prefix:)`` with the same `prefix`. Throws if a file is missing,
+    /// unparsable, or the key does not belong to the leaf certificate.
+    public static func load(from directory: URL, prefix: String? = nil) throws -> TestSigningChain {
         func read(_ name: String) throws -> Data {
+            let file = fileName(name, prefix: prefix)
             do {
-                return try Data(contentsOf: directory.appendingPathComponent(name))
+                return try Data(contentsOf: directory.appendingPathComponent(file))
             } catch {
-                throw ChainError(message: "could not read \(name) in \(directory.path): \(error)")
+                throw ChainError(message: "could not read \(file) in \(directory.path): \(error)")
             }
         }
         let rootDER = try read(rootFile)
@@ -266,7 +275,10 @@ public struct TestSigningChain: JWSSigning, Sendable {
             throw ChainError(message: "test chain in \(directory.path) is not readable: \(error)")
         }
         guard leaf.publicKey == Certificate.PublicKey(leafKey.publicKey) else {
-            throw ChainError(message: "\(leafKeyFile) does not belong to \(leafFile) in \(directory.path)")
+            throw ChainError(
+                message:
+                    "\(fileName(leafKeyFile, prefix: prefix)) does not belong to \(fileName(leafFile, prefix: prefix)) in \(directory.path)"
+            )
         }
         return TestSigningChain(rootDER: rootDER, intermediateDER: intermediateDER, leafDER: leafDER, leafKey: leafKey)
     }
