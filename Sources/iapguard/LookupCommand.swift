@@ -85,17 +85,19 @@ struct LookupCommand: ParsableCommand {
         }
         // A PostgreSQL store (from the config) is read over its connection; the audit log then sits beside
         // the config file. `--store` always names a SQLite file.
-        let postgres = store == nil ? loaded?.postgresStore : nil
-        guard
-            let storePath = store.map({ URL(fileURLWithPath: $0).standardizedFileURL })
-                ?? (postgres != nil
-                    ? loaded?.file.deletingLastPathComponent().appendingPathComponent("iapguard") : loaded?.storePath)
-        else {
+        guard let location = StoreLocation.resolve(storeOption: store, config: loaded) else {
             throw ValidationError("no store: pass --config FILE or --store PATH (or run where ./iapguard.yml is)")
         }
-        guard postgres != nil || FileManager.default.fileExists(atPath: storePath.path) else {
+        let storePath: URL
+        switch location {
+        case .sqlite(let path): storePath = URL(fileURLWithPath: path)
+        case .postgres:
+            storePath = (loaded?.file.deletingLastPathComponent() ?? URL(fileURLWithPath: ".")).appendingPathComponent(
+                "iapguard")
+        }
+        guard location.exists else {
             fail(
-                "no store at \(storePath.path): nothing has been pulled yet (run `iapguard run` first)",
+                "no store at \(location.displayName): nothing has been pulled yet (run `iapguard run` first)",
                 .storeUnavailable)
         }
 
@@ -113,16 +115,14 @@ struct LookupCommand: ParsableCommand {
 
         let result: LookupResult
         do {
-            let opened: any PurchaseStore =
-                try postgres.map { try PostgresStore(settings: $0) }
-                ?? SQLiteStore(path: storePath.path, readOnly: true)
-            let graceHours = loaded?.ruleParams["IAP-014"]?["grace_hours"]?.integerValue ?? 24
-            let service = LookupService(
+            let opened = try location.open(readOnly: true)
+            var service = LookupService(
                 store: opened, referenceCurrency: loaded?.referenceCurrency ?? "USD", appleOrderLookup: orderLookup,
-                graceHours: graceHours, now: judgeAt)
+                now: judgeAt)
+            if let graceHours = Self.missingCreditGraceHours(config: loaded) { service.graceHours = graceHours }
             result = try service.lookup(query)
         } catch {
-            fail("\(LookupError.storeUnavailable("\(storePath.path): \(error)"))", .storeUnavailable)
+            fail("\(LookupError.storeUnavailable("\(location.displayName): \(error)"))", .storeUnavailable)
         }
         let exit: LookupExitCode = result.found ? .found : .notFound
 
@@ -156,6 +156,16 @@ struct LookupCommand: ParsableCommand {
             print(LookupTextRenderer().render(result), terminator: "")
         }
         if exit != .found { throw ExitCode(exit.rawValue) }
+    }
+
+    /// The grace period of the missing-credit rule (IAP-014's `grace_hours`) as the run binds it: the config's
+    /// `rule_params`, else the rule file's default (the config's rules folder, else ./rules); `nil` when no
+    /// rule file can be read, and the lookup keeps its own default.
+    static func missingCreditGraceHours(config: Config?) -> Int64? {
+        let folder = config?.rulesDirectory ?? URL(fileURLWithPath: "rules")
+        let rules = RuleSet.load(from: folder).rules
+        return RuleSet.parameter("grace_hours", ofRule: "IAP-014", in: rules, overrides: config?.ruleParams ?? [:])?
+            .integerValue
     }
 
     private func fail(_ message: String, _ code: LookupExitCode) -> Never {

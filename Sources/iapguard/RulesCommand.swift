@@ -156,24 +156,19 @@ struct RulesCommand: ParsableCommand {
 
         func run() throws {
             let loaded = try RulesCommand.loadConfig(config)
-            guard let storePath = store ?? loaded?.storePath.path,
-                let baselinePath = baseline ?? loaded?.rulesDirectory?.path
-            else {
+            guard let baselinePath = baseline ?? loaded?.rulesDirectory?.path else {
                 throw ValidationError("--baseline: the config names no rules folder")
             }
-            let postgres = store == nil ? loaded?.postgresStore : nil
-            guard postgres != nil || FileManager.default.fileExists(atPath: storePath) else {
-                throw ValidationError("--store: no such file: \(storePath)")
+            // A PostgreSQL store comes from the config; `--store` names a SQLite file (opened read-only).
+            guard let location = StoreLocation.resolve(storeOption: store, config: loaded), location.exists else {
+                throw ValidationError("--store: no such file: \(store ?? loaded?.storePath.path ?? "")")
             }
             let candidate = RuleSet.load(from: URL(fileURLWithPath: rules))
             let current = RuleSet.load(from: URL(fileURLWithPath: baselinePath))
             printLoadErrors(candidate.errors + current.errors)
-            // A PostgreSQL store comes from the config; `--store` names a SQLite file (opened read-only).
-            let sqlite: any PurchaseStore =
-                try postgres.map { try PostgresStore(settings: $0) }
-                ?? SQLiteStore(path: storePath, readOnly: true)
+            let opened = try location.open(readOnly: true)
             let rows = try RuleBacktest(
-                store: sqlite, referenceCurrency: referenceCurrency ?? loaded?.referenceCurrency ?? "USD",
+                store: opened, referenceCurrency: referenceCurrency ?? loaded?.referenceCurrency ?? "USD",
                 paramOverrides: loaded?.ruleParams ?? [:]
             )
             .compare(

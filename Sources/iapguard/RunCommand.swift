@@ -161,13 +161,7 @@ struct RunCommand: ParsableCommand {
 
     /// The exit code of a run that threw.
     static func exitCode(for error: any Error) -> Int32 {
-        switch error {
-        case is ConfigError: return ExitCodes.badConfig
-        case is WindowError: return ExitCodes.usage
-        case is SourceError: return ExitCodes.badInput
-        case is ReportError, is SQLiteError, is CocoaError: return ExitCodes.ioError
-        default: return ExitCodes.internalError
-        }
+        RunExitCode(error: error).rawValue
     }
 
     static func ping(_ pinger: HealthcheckPinger?, _ event: HealthcheckPinger.Event, body: String, _ logger: Logger) {

@@ -15,37 +15,10 @@ import Foundation
 /// Undo images are kept for runs whose window ended within the rewind horizon (`rewind_horizon_days`) of
 /// the latest evaluated window; older ones are deleted by ``prune(horizon:latestUntil:)`` and the end of
 /// the newest pruned window is kept in `finding_undo_pruned`, so a window that would need them is refused
-/// (``checkRewindable(until:)``) instead of being evaluated against the wrong state.
+/// (``checkRewindable(until:)``) instead of being evaluated against the wrong state. The tables are created by
+/// the store's migrations (`FindingUndoSchema`).
 struct FindingRewind {
     let database: any SQLExecutor
-
-    /// Creates the undo table if missing (a pipeline-private table; not part of the documented views).
-    func prepare() throws {
-        try database.execute(
-            database.dialect.ddl(
-                """
-                CREATE TABLE IF NOT EXISTS finding_undo (
-                    run_id INTEGER NOT NULL,
-                    finding_id TEXT NOT NULL,
-                    pre_image TEXT,
-                    PRIMARY KEY (run_id, finding_id)
-                )
-                """))
-        try database.execute(
-            database.dialect.ddl(
-                """
-                CREATE TABLE IF NOT EXISTS finding_undo_carry (
-                    run_id INTEGER NOT NULL,
-                    finding_id TEXT NOT NULL,
-                    status TEXT NOT NULL,
-                    last_seen_run_id INTEGER,
-                    last_run_id INTEGER,
-                    PRIMARY KEY (run_id, finding_id)
-                )
-                """))
-        try database.execute(
-            database.dialect.ddl("CREATE TABLE IF NOT EXISTS finding_undo_pruned (pruned_through INTEGER NOT NULL)"))
-    }
 
     /// The end of the newest window whose undo images were pruned, if any.
     func prunedThrough() throws -> Int64? {

@@ -18,7 +18,6 @@ extension Pipeline {
             logger.error("rule file rejected", metadata: ["error": "\(error)"])
         }
         let rewind = FindingRewind(database: store.connection)
-        try rewind.prepare()
         let runID = summary.runID
         try store.connection.transaction {
             summary.rewoundRunIDs = try rewind.rewind(runsEndingAtOrAfter: window.until, currentRunID: runID)

@@ -91,21 +91,9 @@ public struct Pipeline {
     func execute(
         _ options: Options, location: StoreLocation, writesReports: Bool, shouldStop: @escaping () -> Bool
     ) throws -> RunSummary {
-        let store: any SQLBackedStore
-        let lock: AnyObject
-        switch location {
-        case .sqlite(let path):
-            // The lock comes first: a second run must not even open (or create) the store.
-            lock = try RunLock(path: path + ".lock")
-            store = try SQLiteStore(path: path)
-        case .postgres(let settings):
-            let postgres = try PostgresStore(settings: settings)
-            lock = try postgres.acquireRunLock()
-            store = postgres
-        }
+        let (store, lock) = try location.openForRun()
         defer { withExtendedLifetime(lock) {} }
         let storePath = store.location
-        try store.migrate()
         let startedAt = Clock.nowMillis()
         let window = try RunWindow.resolve(
             options: options, store: store, lookbackHours: config.lookbackHours, now: startedAt)
@@ -167,22 +155,11 @@ public struct Pipeline {
     /// former status, or nil when the latest run completed (a new run is started).
     func resumeInterruptedRun(_ store: any SQLBackedStore, _ start: RunStart) throws -> (runID: Int64, status: String)?
     {
-        guard
-            let row = try store.connection.query("SELECT run_id, status FROM run ORDER BY run_id DESC LIMIT 1", [])
-                .first,
-            let runID = row[0].integerValue, let status = row[1].textValue,
-            ["running", "stopped", "failed"].contains(status)
-        else { return nil }
-        _ = try store.connection.run(
-            """
-            UPDATE run SET status = 'running', started_at = ?, finished_at = NULL, window_since = ?,
-                window_until = ?, config_hash = ?, tool_version = ?, summary_json = NULL
-            WHERE run_id = ?
-            """,
-            [
-                .integer(start.startedAt), .of(start.windowSince), .of(start.windowUntil), .text(start.configHash),
-                .text(start.toolVersion), .integer(runID),
-            ])
+        guard let latest = try store.latestRun(), ["running", "stopped", "failed"].contains(latest.status) else {
+            return nil
+        }
+        let (runID, status) = latest
+        try store.restartRun(runID, start)
         logger.warning(
             "resuming an interrupted run: what it committed is kept, the rest is redone",
             metadata: ["run_id": "\(runID)", "was": "\(status)"])
@@ -288,25 +265,12 @@ public struct Pipeline {
             summary.runID, status: summary.status, finishedAt: summary.finishedAt, summaryJSON: summary.jsonText())
     }
 
-    /// The store-wide counts every run's summary carries. Each is answered from an index (migration 6 indexes
-    /// `verification`), not by reading the tables: they run on every run, incremental ones included.
-    static let storeCountViews = ["transactions", "sightings", "orders", "credits", "notifications", "refunds"]
-    static let verificationCountSQL = "SELECT verification, COUNT(*) FROM transactions GROUP BY verification"
-    static let failedSightingsSQL =
-        "SELECT verification_reason, COUNT(*) FROM sightings WHERE verification = 'failed' GROUP BY verification_reason"
-
+    /// The store-wide counts every run's summary carries (``RunLedger/storeCounts()``).
     func fillStoreCounts(_ store: any SQLBackedStore, into summary: inout RunSummary) throws {
-        for view in Self.storeCountViews {
-            summary.storeCounts[view] =
-                try (store.connection.query("SELECT COUNT(*) FROM \(view)", []).first?.first)?.integerValue ?? 0
-        }
-        for row in try store.connection.query(Self.verificationCountSQL, []) {
-            summary.verification[row[0].textValue ?? "?"] = row[1].integerValue ?? 0
-        }
-        for row in try store.connection.query(Self.failedSightingsSQL, []) {
-            summary.failedSightings[row[0].textValue ?? "?"] = row[1].integerValue ?? 0
-        }
-        summary.quarantined =
-            try (store.connection.query("SELECT COUNT(*) FROM quarantine", []).first?.first)?.integerValue ?? 0
+        let counts = try store.storeCounts()
+        summary.storeCounts = counts.rows
+        summary.verification = counts.verification
+        summary.failedSightings = counts.failedSightings
+        summary.quarantined = counts.quarantined
     }
 }

@@ -26,7 +26,6 @@ public struct RunWindow: Sendable, Hashable, Codable {
     ) throws -> RunWindow {
         let until = options.until ?? now
         let rewind = FindingRewind(database: store.connection)
-        try rewind.prepare()
         try rewind.checkRewindable(until: until)
         let watermark = try
             (store.connection.query(

@@ -1,5 +1,5 @@
 /// The exit codes of `iapguard run` (and the other commands), for cron and systemd. Values follow BSD
-/// `sysexits.h` where one fits. Documented in `docs/reports.md`.
+/// `sysexits.h` where one fits. Documented in `docs/operations.md`.
 public enum RunExitCode: Int32, Sendable, CaseIterable, CustomStringConvertible {
     /// The run finished and no active hit is at or above `--fail-on`.
     case success = 0

@@ -85,8 +85,6 @@ extension SQLBackedStore {
     /// Puts the ids of a run's carried-over findings into the scratch table `finding_carry` (replacing what
     /// it held), for the set-based statements of ``saveFindings(_:runID:)`` and the rewind's undo record.
     public func stageCarriedFindings(_ findingIDs: [String]) throws {
-        try connection.execute(
-            connection.dialect.ddl("CREATE TABLE IF NOT EXISTS finding_carry (finding_id TEXT PRIMARY KEY)"))
         try connection.run("DELETE FROM finding_carry", [])
         for id in Set(findingIDs).sorted() {
             try connection.run("INSERT INTO finding_carry (finding_id) VALUES (?)", [.text(id)])

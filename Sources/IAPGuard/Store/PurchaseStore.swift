@@ -33,11 +33,15 @@ public protocol PurchaseStore: AnyObject {
     /// Takes the single-instance lock for a run, or throws at once when another run holds it. The lock is
     /// held while the returned object lives.
     func acquireRunLock() throws -> AnyObject
+    /// A read-only query to run many times with different parameters (see ``RepeatedQuery``).
+    func repeatedQuery(_ sql: String) throws -> any RepeatedQuery
 }
 
 extension PurchaseStore {
     /// Every row of a read-only query with named parameters.
     public func isolatingFailure<T>(_ body: () throws -> T) throws -> T { try body() }
+
+    public func repeatedQuery(_ sql: String) throws -> any RepeatedQuery { StoreRepeatedQuery(store: self, sql: sql) }
 
     public func rows(_ sql: String, _ parameters: [String: SQLValue] = [:]) throws -> [[SQLValue]] {
         var rows: [[SQLValue]] = []

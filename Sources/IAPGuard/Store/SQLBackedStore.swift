@@ -8,7 +8,7 @@ import Foundation
 /// logged in `change_log`. The canonical `apple_transaction` row is the best sighting by verification
 /// precedence, then recency. The statements are written once with `?` placeholders; the connection's
 /// ``SQLDialect`` rewrites them where the engine needs it.
-public protocol SQLBackedStore: PurchaseStore, FindingStore {
+public protocol SQLBackedStore: PurchaseStore, FindingStore, RunLedger {
     /// The connection every statement runs on.
     var connection: any SQLExecutor { get }
 }

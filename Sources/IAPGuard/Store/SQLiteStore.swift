@@ -34,6 +34,11 @@ public final class SQLiteStore: SQLBackedStore {
 
     public var location: String { database.path }
 
+    /// Evidence and other per-row queries keep their statement prepared (``SQLiteRepeatedQuery``).
+    public func repeatedQuery(_ sql: String) throws -> any RepeatedQuery {
+        try SQLiteRepeatedQuery(database: database, sql: sql)
+    }
+
     /// Takes the single-instance lock: `flock` on `<store>.lock` beside the file.
     public func acquireRunLock() throws -> AnyObject {
         try RunLock(path: database.path + ".lock")

@@ -85,7 +85,6 @@ import Testing
         let before = try Self.dump(store, Self.findingSQL)
         let historyBefore = try Self.dump(store, Self.historySQL)
         let rewind = FindingRewind(database: store.connection)
-        try rewind.prepare()
         let result = Self.run2Result(run2, carried: true)
         let carried = Set(result.carriedFindingIDs)
         try rewind.remember(

@@ -160,10 +160,7 @@ import Testing
     @Test func storeCountsReadIndexesNotTables() throws {
         let store = try SQLiteStore(path: ":memory:")
         try store.migrate()
-        let statements =
-            Pipeline.storeCountViews.map { "SELECT COUNT(*) FROM \($0)" }
-            + [Pipeline.verificationCountSQL, Pipeline.failedSightingsSQL]
-        for sql in statements {
+        for sql in StoreCounts.statements {
             let plan = try store.database.query("EXPLAIN QUERY PLAN " + sql).compactMap { $0.last?.textValue }
             // `refunds` reads the notifications (one row per notification, a small table) and the revoked
             // transactions through their index.

@@ -79,7 +79,6 @@ import Testing
             ("ok", "2026-08-01T00:00:00Z"), ("ok", "2026-09-05T00:00:00Z"), ("ok", "2026-09-20T00:00:00Z"),
         ])
         let rewind = FindingRewind(database: store.connection)
-        try rewind.prepare()
         for run in 1...3 {
             for finding in ["Fa", "Fb"] {
                 try store.connection.run(

@@ -49,4 +49,45 @@ import Testing
         #expect(try store.schemaVersion() == Schema.latestVersion)
         #expect(try Self.indexes(store) == latest)
     }
+
+    static func tables(_ store: SQLiteStore) throws -> Set<String> {
+        Set(
+            try store.database.query("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap {
+                $0[0].textValue
+            })
+    }
+
+    /// Earlier versions created the undo and carry tables on first use, outside any migration: migration 10
+    /// adopts them as they are, rows included.
+    @Test func aStoreWhoseUndoTablesWereCreatedOnFirstUseUpgrades() throws {
+        let store = try SQLiteStore(path: ":memory:")
+        try store.migrate()
+        try store.database.execute(
+            """
+            DELETE FROM schema_migration WHERE version >= 10;
+            INSERT INTO finding_undo (run_id, finding_id, pre_image) VALUES (3, 'F1', NULL);
+            INSERT INTO finding_undo_pruned (pruned_through) VALUES (1000);
+            """)
+        try store.migrate()
+        #expect(try store.schemaVersion() == Schema.latestVersion)
+        #expect(
+            try store.database.query("SELECT run_id, finding_id FROM finding_undo") == [[.integer(3), .text("F1")]])
+        #expect(try store.database.query("SELECT pruned_through FROM finding_undo_pruned") == [[.integer(1000)]])
+    }
+
+    /// A store from before any run created them gains the four tables from migration 10.
+    @Test func aStoreWithoutTheUndoTablesGainsThem() throws {
+        let store = try SQLiteStore(path: ":memory:")
+        try store.migrate()
+        let latest = try Self.tables(store)
+        try store.database.execute(
+            """
+            DROP TABLE finding_undo; DROP TABLE finding_undo_carry; DROP TABLE finding_undo_pruned;
+            DROP TABLE finding_carry;
+            DELETE FROM schema_migration WHERE version >= 10;
+            """)
+        #expect(!(try Self.tables(store)).contains("finding_carry"))
+        try store.migrate()
+        #expect(try Self.tables(store) == latest)
+    }
 }
