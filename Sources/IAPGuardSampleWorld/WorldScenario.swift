@@ -45,14 +45,4 @@ enum WorldScenario: String, CaseIterable, Sendable {
         default: return false
         }
     }
-
-    /// Scenarios that use the non-consumable themselves (so normal activity must not buy it).
-    var usesNonConsumable: Bool {
-        switch self {
-        case .sharedTransaction, .familySharing, .restoreNewDevice, .refundedStillCredited, .refundClawedBack,
-            .refundReversed:
-            return true
-        default: return false
-        }
-    }
 }

@@ -1,3 +1,5 @@
+import IAPGuard
+
 /// Calendar arithmetic for the generator, done by hand on epoch milliseconds (UTC) so the output does
 /// not depend on Foundation's calendar or locale.
 enum WorldTime {
@@ -6,29 +8,15 @@ enum WorldTime {
     static let hour: Int64 = 3_600_000
     static let day: Int64 = 86_400_000
 
-    /// Days since 1970-01-01 for a civil date (Howard Hinnant's algorithm).
+    /// Days since 1970-01-01 for a civil date.
     static func daysFromCivil(year: Int, month: Int, day: Int) -> Int64 {
-        let y = Int64(month <= 2 ? year - 1 : year)
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let m = Int64(month)
-        let doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + Int64(day) - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
+        CivilDate.days(year: Int64(year), month: Int64(month), day: Int64(day))
     }
 
     /// The civil date of a day number.
-    static func civil(fromDays z0: Int64) -> (year: Int, month: Int, day: Int) {
-        let z = z0 + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let y = yoe + era * 400
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        return (Int(m <= 2 ? y + 1 : y), Int(m), Int(d))
+    static func civil(fromDays days: Int64) -> (year: Int, month: Int, day: Int) {
+        let date = CivilDate.date(days: days)
+        return (Int(date.year), Int(date.month), Int(date.day))
     }
 
     /// Parses `YYYY-MM-DD` to epoch ms at 00:00 UTC.

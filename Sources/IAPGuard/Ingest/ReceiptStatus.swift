@@ -18,7 +18,4 @@ public enum ReceiptStatus {
         default: return "\(status): unknown status"
         }
     }
-
-    /// Whether a response with this status carries Apple's answer about its transactions.
-    public static func isApplesAnswer(_ status: Int64) -> Bool { status == 0 || status == 21006 }
 }

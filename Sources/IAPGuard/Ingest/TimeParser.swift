@@ -69,8 +69,8 @@ public enum TimeParser {
                 return nil
             }
         }
-        let days = daysFromCivil(year: year, month: month, day: day)
-        let seconds = Int64(days) * 86_400 + Int64(hour * 3600 + minute * 60 + second) - Int64(offsetSeconds)
+        let days = CivilDate.days(year: Int64(year), month: Int64(month), day: Int64(day))
+        let seconds = days * 86_400 + Int64(hour * 3600 + minute * 60 + second) - Int64(offsetSeconds)
         return seconds * 1000 + Int64(millis)
     }
 
@@ -83,17 +83,6 @@ public enum TimeParser {
         }
     }
 
-    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-    public static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let mp = (month + 9) % 12
-        let doy = (153 * mp + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
-    }
-
     /// Formats epoch ms as `YYYY-MM-DDTHH:MM:SSZ` (UTC), milliseconds dropped when zero.
     public static func iso8601(_ millis: Int64) -> String {
         let seconds = Int64((Double(millis) / 1000).rounded(.down))
@@ -104,7 +93,8 @@ public enum TimeParser {
             rem += 86_400
             days -= 1
         }
-        let (y, m, d) = civilFromDays(days)
+        let date = CivilDate.date(days: Int64(days))
+        let (y, m, d) = (Int(date.year), Int(date.month), Int(date.day))
         func pad(_ v: Int, _ n: Int) -> String {
             let s = String(v)
             return String(repeating: "0", count: max(0, n - s.count)) + s
@@ -113,19 +103,5 @@ public enum TimeParser {
             "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(rem / 3600, 2)):\(pad(rem % 3600 / 60, 2)):\(pad(rem % 60, 2))"
         if ms != 0 { out += ".\(pad(ms, 3))" }
         return out + "Z"
-    }
-
-    /// The civil date of a day number since 1970-01-01.
-    public static func civilFromDays(_ z0: Int) -> (Int, Int, Int) {
-        let z = z0 + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-        let y = yoe + era * 400
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        return (m <= 2 ? y + 1 : y, m, d)
     }
 }

@@ -52,23 +52,11 @@ public struct RunWindow: Sendable, Hashable, Codable {
         let seconds = until >= 0 ? until / 1000 : (until - 999) / 1000
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secondOfDay = seconds - days * 86_400
-        let (year, month, day) = civilDate(daysSinceEpoch: days)
+        let (year, month, day) = CivilDate.date(days: days)
         let time = (secondOfDay / 3600) * 10_000 + (secondOfDay % 3600 / 60) * 100 + secondOfDay % 60
         return ((year * 100 + month) * 100 + day) * 1_000_000 + time
     }
 
-    /// Howard Hinnant's days-to-civil algorithm (proleptic Gregorian, UTC).
-    static func civilDate(daysSinceEpoch: Int64) -> (Int64, Int64, Int64) {
-        let z = daysSinceEpoch + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
-    }
 }
 
 /// A window that cannot be used (`--since` not before `--until`, or too old to re-evaluate).

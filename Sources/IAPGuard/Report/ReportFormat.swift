@@ -2,15 +2,9 @@
 public enum ReportFormat {
     /// Milliunits as a plain decimal: no grouping, `.` separator, at least two fraction digits, trailing
     /// zeros after the second dropped: `990` → `0.99`, `1000` → `1.00`, `1234` → `1.234`, `-1500` → `-1.50`.
+    /// The reports' name for ``Money/decimalText(milliunits:)``.
     public static func decimal(milliunits: Int64) -> String {
-        let negative = milliunits < 0
-        let magnitude = milliunits.magnitude
-        let whole = magnitude / 1000
-        let fraction = magnitude % 1000
-        var fractionText = String(fraction)
-        while fractionText.count < 3 { fractionText = "0" + fractionText }
-        if fractionText.hasSuffix("0") { fractionText.removeLast() }
-        return (negative ? "-" : "") + String(whole) + "." + fractionText
+        Money.decimalText(milliunits: milliunits)
     }
 
     /// Milliunits rounded half away from zero to two decimals, for people: `481613` → `481.61`.
@@ -27,7 +21,7 @@ public enum ReportFormat {
     public static func isoTime(millis: Int64) -> String {
         let (secondsTotal, ms) = floorDivide(millis, 1000)
         let (days, secondOfDay) = floorDivide(secondsTotal, 86_400)
-        let (year, month, day) = civilFromDays(days)
+        let (year, month, day) = CivilDate.date(days: days)
         let hour = secondOfDay / 3600
         let minute = (secondOfDay % 3600) / 60
         let second = secondOfDay % 60
@@ -76,20 +70,6 @@ public enum ReportFormat {
             r += b
         }
         return (q, r)
-    }
-
-    /// Howard Hinnant's days-from-civil inverse (proleptic Gregorian).
-    private static func civilFromDays(_ z0: Int64) -> (Int64, Int64, Int64) {
-        let z = z0 + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-        let y = yoe + era * 400
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        return (m <= 2 ? y + 1 : y, m, d)
     }
 
     private static func pad(_ value: Int64, _ width: Int) -> String {

@@ -49,14 +49,6 @@ public struct RuleRunResult: Sendable {
         self.warnings = warnings
     }
 
-    /// Unsuppressed hits of `stable` rules: these fail the run (experimental and deprecated rules never do).
-    public var failingHits: Int {
-        stats.filter { $0.ruleStatus.failsRun }.reduce(0) { $0 + $1.hits }
-    }
-
     /// Rules whose query failed.
     public var erroredRules: [RuleStats] { stats.filter { $0.error != nil } }
-
-    /// Findings seen in this run (everything except `resolved`).
-    public var currentFindings: [Finding] { findings.filter { $0.status != .resolved } }
 }
