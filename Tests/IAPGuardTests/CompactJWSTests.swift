@@ -5,7 +5,7 @@ import Testing
 
 @Suite struct CompactJWSTests {
     @Test func appleSampleTransactionSplitsIntoHeaderPayloadAndThreeCertificates() throws {
-        let text = try String(contentsOf: Fixtures.shared("apple/signed/transactionInfo"), encoding: .utf8)
+        let text = try String(contentsOf: Fixtures.local("apple/signed/transactionInfo"), encoding: .utf8)
         let jws = try CompactJWS(text)
         #expect(jws.algorithm == "ES256")
         #expect(jws.certificateChainDER.count == 3)

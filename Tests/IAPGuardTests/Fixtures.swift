@@ -1,6 +1,7 @@
 import Foundation
 
-/// Paths to test fixtures: the repo's own (`Tests/IAPGuardTests/Fixtures`) and `../shared/` beside the repo.
+/// Paths to test fixtures, all inside the repository (`Tests/IAPGuardTests/Fixtures`; Apple's samples in
+/// `apple/`, see its NOTICE).
 enum Fixtures {
     /// The repository root, found from this source file's location.
     static let repoRoot: URL = URL(fileURLWithPath: #filePath)
@@ -9,10 +10,5 @@ enum Fixtures {
     /// A file in this test target's `Fixtures/` folder.
     static func local(_ relative: String) -> URL {
         repoRoot.appendingPathComponent("Tests/IAPGuardTests/Fixtures").appendingPathComponent(relative)
-    }
-
-    /// A file in `../shared/` (Apple's samples and certificates).
-    static func shared(_ relative: String) -> URL {
-        repoRoot.deletingLastPathComponent().appendingPathComponent("shared").appendingPathComponent(relative)
     }
 }

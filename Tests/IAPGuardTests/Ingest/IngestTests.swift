@@ -160,7 +160,7 @@ import Testing
 
     @Test func appleSampleNotificationIsStoredWithItsClaims() throws {
         let world = try IngestTestWorld()
-        let payload = try String(contentsOf: Fixtures.shared("apple/signed/testNotification"), encoding: .utf8)
+        let payload = try String(contentsOf: Fixtures.local("apple/signed/testNotification"), encoding: .utf8)
             .trimmingCharacters(in: .whitespacesAndNewlines)
         try world.write("n.jsonl", "{\"signedPayload\":\"\(payload)\"}\n")
         let config = try world.config(sources: ["{name: n, kind: notifications, path: data/n.jsonl}"])
@@ -173,7 +173,7 @@ import Testing
     }
 
     @Test func appleSampleModelsMapOntoTheContract() throws {
-        let data = try Data(contentsOf: Fixtures.shared("apple/models/signedTransactionWithRevocation.json"))
+        let data = try Data(contentsOf: Fixtures.local("apple/models/signedTransactionWithRevocation.json"))
         let t = try SignedTransactionParser.transaction(from: JSONObject.parse(Array(data)))
         #expect(t.transactionID == "23456")
         #expect(t.originalTransactionID == "12345")

@@ -5,9 +5,7 @@ import Testing
 
 /// kill -9 at randomised checkpoints across ingest, rules and report, then a re-run: the store's views and
 /// the report bytes must equal those of an uninterrupted run. Runs the built binary as a subprocess.
-@Suite(
-    .serialized,
-    .enabled(if: PipelineTestWorld.binary != nil, "needs the built iapguard binary (.build/debug/iapguard)"))
+@Suite(.serialized)
 struct CrashSafetyTests {
     /// Small batches so that ingest has many commit points.
     static let batchArguments = ["--batch-size", "25"]

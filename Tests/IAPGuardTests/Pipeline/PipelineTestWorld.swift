@@ -69,7 +69,7 @@ struct PipelineTestWorld {
     func run(_ extra: [String] = [], environment: [String: String] = [:], timeout: TimeInterval = 120) throws
         -> Outcome
     {
-        guard let binary = Self.binary else { throw SkipReason.noBinary }
+        guard let binary = Self.binary else { throw RunError.noBinary }
         let process = Process()
         process.executableURL = binary
         process.arguments =
@@ -91,7 +91,7 @@ struct PipelineTestWorld {
         while process.isRunning {
             if Date() > deadline {
                 process.terminate()
-                throw SkipReason.timeout
+                throw RunError.timeout
             }
             usleep(10_000)
         }
@@ -107,11 +107,13 @@ struct PipelineTestWorld {
             stderr: (try? String(contentsOf: err, encoding: .utf8)) ?? "")
     }
 
-    enum SkipReason: Error, CustomStringConvertible {
+    /// Why a subprocess run could not happen: a failure of the test, never a skip.
+    enum RunError: Error, CustomStringConvertible {
         case noBinary, timeout
         var description: String {
             switch self {
-            case .noBinary: return "the iapguard binary is not built next to the tests (swift build first)"
+            case .noBinary:
+                return "the iapguard binary is not built next to the tests (run `swift build --build-tests` first)"
             case .timeout: return "the iapguard subprocess did not finish in time"
             }
         }

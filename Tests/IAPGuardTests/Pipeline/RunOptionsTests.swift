@@ -5,10 +5,13 @@ import Testing
 
 /// `--dry-run`, `--full-rebuild`, the default window, `--metrics-file` and `--healthcheck-url`, through the
 /// built binary.
-@Suite(
-    .serialized,
-    .enabled(if: PipelineTestWorld.binary != nil, "needs the built iapguard binary (.build/debug/iapguard)"))
+@Suite(.serialized)
 struct RunOptionsTests {
+    /// The subprocess tests fail (never skip) without the binary; this one says so first.
+    @Test func theBuiltBinaryIsFoundNextToTheTests() {
+        #expect(PipelineTestWorld.binary != nil, "\(PipelineTestWorld.RunError.noBinary)")
+    }
+
     @Test func dryRunWritesNothingAndReturnsTheRealExitCode() throws {
         let world = try PipelineTestWorld()
         defer { world.remove() }

@@ -6,11 +6,11 @@ import Testing
 /// Apple's own signed samples (chains to the TEST root `testCA.der`, Sandbox, bundle `com.example`).
 @Suite struct AppleSampleVerificationTests {
     static func sample(_ name: String) throws -> CompactJWS {
-        try CompactJWS(try String(contentsOf: Fixtures.shared("apple/signed/\(name)"), encoding: .utf8))
+        try CompactJWS(try String(contentsOf: Fixtures.local("apple/signed/\(name)"), encoding: .utf8))
     }
 
     static func testCAVerifier(environments: Set<AppleEnvironment> = [.sandbox]) throws -> JWSVerifier {
-        let testCA = try Data(contentsOf: Fixtures.shared("apple/certs/testCA.der"))
+        let testCA = try Data(contentsOf: Fixtures.local("apple/certs/testCA.der"))
         let policy = VerificationPolicy(apps: [
             .init(bundleID: "com.example", appAppleID: 1234, environments: environments)
         ])

@@ -108,7 +108,7 @@ import Testing
             try chain.sign(payload: VerifyTestWorld.transaction(), header: ["x5c": 5]),
         ]
         for name in ["transactionInfo", "renewalInfo", "testNotification"] {
-            samples.append(try String(contentsOf: Fixtures.shared("apple/signed/\(name)"), encoding: .utf8))
+            samples.append(try String(contentsOf: Fixtures.local("apple/signed/\(name)"), encoding: .utf8))
         }
         return samples
     }

@@ -71,7 +71,7 @@ import X509
         let jws = try VerifyTestWorld.jws(VerifyTestWorld.transaction())
         #expect(JWSVerifier.signingInput(of: jws) == jws.signingInput)
         let apple = try CompactJWS(
-            try String(contentsOf: Fixtures.shared("apple/signed/transactionInfo"), encoding: .utf8))
+            try String(contentsOf: Fixtures.local("apple/signed/transactionInfo"), encoding: .utf8))
         #expect(JWSVerifier.signingInput(of: apple) == apple.signingInput)
     }
 }
