@@ -1,8 +1,8 @@
 import Foundation
 import IAPGuard
 
-/// Prints `iapguard verify` verdicts as text or JSON lines.
-struct RecordPrinter {
+/// Formats `iapguard verify` verdicts as text or JSON lines.
+struct RecordPrinter: Sendable {
     let json: Bool
 
     private struct Line: Encodable {
@@ -16,7 +16,8 @@ struct RecordPrinter {
         var renewal: VerificationOutcome?
     }
 
-    func print(file: String, line: Int, kind: SignedPayloadKind?, result: NotificationVerification) {
+    /// One verdict as a line of text (without the line break).
+    func format(file: String, line: Int, kind: SignedPayloadKind?, result: NotificationVerification) -> String {
         let outcome = result.outcome
         if json {
             let record = Line(
@@ -26,18 +27,18 @@ struct RecordPrinter {
             )
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            if let data = try? encoder.encode(record) {
-                Swift.print(String(decoding: data, as: UTF8.self))
+            guard let data = try? encoder.encode(record) else {
+                return #"{"status":"failed","reason":"internal","detail":"the verdict could not be encoded"}"#
             }
+            return String(decoding: data, as: UTF8.self)
         } else {
             // Details quote payload text: keep each record on one line and free of control characters.
             let detail = String(
                 (outcome.detail ?? "-").unicodeScalars.map { scalar in
                     CharacterSet.controlCharacters.contains(scalar) ? " " : Character(scalar)
                 })
-            Swift.print(
+            return
                 "\(file):\(line)  \(outcome.status.rawValue)  \(kind?.rawValue ?? "unknown")  \(outcome.reason ?? "-")  \(detail)"
-            )
         }
     }
 }

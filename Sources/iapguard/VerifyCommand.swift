@@ -113,72 +113,90 @@ struct VerifyCommand: ParsableCommand {
             throw usageError("\(error)")
         }
 
-        var inputs: [(path: String, data: Data)] = []
-        for path in files {
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw usageError("cannot read \(path)")
-            }
-            inputs.append((path, data))
+        // Every file must be readable before the first verdict is printed.
+        for path in files where !FileManager.default.isReadableFile(atPath: path) {
+            throw usageError("cannot read \(path)")
         }
-
         var anyFailed = false
         let printer = RecordPrinter(json: json)
-        for input in inputs {
-            var batch: [(line: Int, record: SignedRecord)] = []
-            let lines = String(decoding: input.data, as: UTF8.self)
-                .split(separator: "\n", omittingEmptySubsequences: false)
-            for (index, line) in lines.enumerated() {
-                guard let record = SignedRecord(line: line) else { continue }
-                batch.append((index + 1, record))
-                if batch.count == 4096 {
-                    anyFailed =
-                        verifyAndPrint(batch, file: input.path, verifier: verifier, printer: printer) || anyFailed
-                    batch.removeAll(keepingCapacity: true)
-                }
+        for path in files {
+            do {
+                anyFailed = try verifyStreaming(path, verifier: verifier, printer: printer) || anyFailed
+            } catch {
+                throw usageError("cannot read \(path): \(error)")
             }
-            anyFailed = verifyAndPrint(batch, file: input.path, verifier: verifier, printer: printer) || anyFailed
         }
         if anyFailed { throw ExitCode.failure }
     }
 
-    /// Verifies a batch (plain payloads on all cores with `verifyAll`), prints it in order and returns
-    /// whether any record failed.
-    private func verifyAndPrint(
-        _ batch: [(line: Int, record: SignedRecord)],
-        file: String,
-        verifier: JWSVerifier,
-        printer: RecordPrinter
-    ) -> Bool {
-        var plain: [(CompactJWS, SignedPayloadKind)] = []
-        var plainIndex: [Int: Int] = [:]
-        for (position, entry) in batch.enumerated() {
-            if case .jws(let jws) = entry.record.content, let kind = entry.record.kind, kind != .notification {
-                plainIndex[position] = plain.count
-                plain.append((jws, kind))
-            }
-        }
-        let plainOutcomes = verifier.verifyAll(plain)
+    /// Lines verified together: enough to keep every core busy, few enough that memory stays flat
+    /// whatever the file's size.
+    static let batchLines = 8192
+
+    /// Reads `path` in batches of lines, verifies each batch on all cores (parsing, verification and
+    /// formatting of each line run on the workers), prints its verdicts in order, and returns whether any
+    /// record failed.
+    private func verifyStreaming(_ path: String, verifier: JWSVerifier, printer: RecordPrinter) throws -> Bool {
+        var batch: [VerifyLine] = []
+        batch.reserveCapacity(Self.batchLines)
         var anyFailed = false
-        for (position, entry) in batch.enumerated() {
-            let result: NotificationVerification
-            switch entry.record.content {
-            case .invalid(let outcome):
-                result = NotificationVerification(outcome: outcome)
-            case .jws(let jws):
-                if let index = plainIndex[position] {
-                    result = NotificationVerification(outcome: plainOutcomes[index])
-                } else {
-                    result = verifier.verifyNotification(jws)
-                }
+        func flush() {
+            let verdicts = ParallelMap.map(batch) { line in
+                line.verdict(file: path, verifier: verifier, printer: printer)
             }
-            if result.outcome.status != .verified { anyFailed = true }
-            printer.print(file: file, line: entry.line, kind: entry.record.kind, result: result)
+            var output = ""
+            for case let verdict? in verdicts {
+                output += verdict.text
+                output += "\n"
+                if verdict.failed { anyFailed = true }
+            }
+            FileHandle.standardOutput.write(Data(output.utf8))
+            batch.removeAll(keepingCapacity: true)
         }
+        try LineReader(url: URL(fileURLWithPath: path)).forEachLine { line in
+            switch line {
+            case .text(let number, let bytes):
+                batch.append(VerifyLine(number: number, content: .text(String(decoding: bytes, as: UTF8.self))))
+            case .oversize(let number, let length, _):
+                batch.append(VerifyLine(number: number, content: .oversize(length)))
+            }
+            if batch.count == Self.batchLines { flush() }
+        }
+        flush()
         return anyFailed
     }
 
     private func usageError(_ message: String) -> ExitCode {
         FileHandle.standardError.write(Data("iapguard verify: \(message)\n".utf8))
         return ExitCode.validationFailure
+    }
+}
+
+/// One input line of `iapguard verify`, as read.
+private struct VerifyLine: Sendable {
+    enum Content: Sendable {
+        case text(String)
+        /// A line longer than the reader's limit, with its length in bytes.
+        case oversize(Int)
+    }
+
+    let number: Int
+    let content: Content
+
+    /// The printed verdict and whether it failed; `nil` for a blank line.
+    func verdict(file: String, verifier: JWSVerifier, printer: RecordPrinter) -> (text: String, failed: Bool)? {
+        switch content {
+        case .oversize(let length):
+            let result = NotificationVerification(
+                outcome: .failed(.badFormat, "line is \(length) bytes, longer than the 8 MiB limit"))
+            return (printer.format(file: file, line: number, kind: nil, result: result), true)
+        case .text(let text):
+            guard let record = SignedRecord(line: text[...]) else { return nil }
+            let result = verifier.verify(record)
+            return (
+                printer.format(file: file, line: number, kind: record.kind, result: result),
+                result.outcome.status != .verified
+            )
+        }
     }
 }

@@ -35,13 +35,17 @@ public struct ReceiptResponseParser: Sendable {
         let receipt = try response.object("receipt")
         let bundleID = try receipt?.string("bundle_id")
         let requestDate = try receipt?.int64("request_date_ms")
+        // Only read for the forged-template marker; a malformed value is no reason to drop the receipt.
+        let downloadID = try? receipt?.int64("download_id")
         var entries = try receipt?.objects("in_app") ?? []
         entries += try response.objects("latest_receipt_info")
 
         var transactions: [(AppleTransaction, [String])] = []
         for entry in entries {
             transactions.append(
-                try transaction(from: entry, bundleID: bundleID, environment: environment, requestDate: requestDate))
+                try transaction(
+                    from: entry, bundleID: bundleID, environment: environment, requestDate: requestDate,
+                    downloadID: downloadID))
         }
         let receiptKey: String
         if let receiptData, !receiptData.isEmpty {
@@ -68,7 +72,7 @@ public struct ReceiptResponseParser: Sendable {
     }
 
     private func transaction(
-        from entry: JSONObject, bundleID: String?, environment: String?, requestDate: Int64?
+        from entry: JSONObject, bundleID: String?, environment: String?, requestDate: Int64?, downloadID: Int64?
     ) throws -> (AppleTransaction, [String]) {
         var t = AppleTransaction(transactionID: try entry.requiredString("transaction_id"))
         t.originalTransactionID = try entry.string("original_transaction_id")
@@ -99,6 +103,12 @@ public struct ReceiptResponseParser: Sendable {
         if let expires = t.expiresDate, let purchase = t.purchaseDate, expires - purchase > 10 * 366 * 86_400_000 {
             anomalies.append("expiry-far-future")
         }
+        if let expires = t.expiresDate, Self.sentinelExpiryYears.contains(where: { $0.contains(expires) }) {
+            anomalies.append("expiry-sentinel-year")
+        }
+        if downloadID == 9999 && t.transactionID == "1000000000000000" {
+            anomalies.append("forged-template-ids")
+        }
         if let bundleID, let product = t.productID, !product.hasPrefix(bundleID + ".") {
             anomalies.append("product-outside-bundle")
         }
@@ -107,6 +117,12 @@ public struct ReceiptResponseParser: Sendable {
         }
         return (t, anomalies)
     }
+
+    /// Expiry years that receipt forgers write and Apple never does (2099 and 6666), as epoch-ms ranges.
+    static let sentinelExpiryYears: [Range<Int64>] = [
+        4_070_908_800_000..<4_102_444_800_000,
+        148_191_465_600_000..<148_223_001_600_000,
+    ]
 
     /// Parses Apple's legacy date strings (`2020-08-07 03:30:03 Etc/GMT`) into epoch ms; `nil` if the
     /// zone is not GMT/UTC (the `_pst` twins are not compared).

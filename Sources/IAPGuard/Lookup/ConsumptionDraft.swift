@@ -14,14 +14,55 @@ public struct ConsumptionDraft: Sendable, Hashable, Codable {
     /// `ConsumptionRequest`). Keys are Apple's (camelCase).
     public struct AppleRequest: Sendable, Hashable, Codable {
         public var customerConsented: Bool
-        /// Milli-percent (0–100000).
+        /// Milli-percent (0–100000). Absent for auto-renewable subscriptions (Apple computes their
+        /// consumption itself).
         public var consumptionPercentage: Int?
-        /// `DELIVERED`, `UNDELIVERED_QUALITY_ISSUE`, `UNDELIVERED_WRONG_ITEM`, `UNDELIVERED_SERVER_OUTAGE`,
-        /// `UNDELIVERED_OTHER`.
+        /// One of ``deliveryStatuses``.
         public var deliveryStatus: String
-        /// `DECLINE`, `GRANT_FULL`, `GRANT_PRORATED`, or absent for no preference.
+        /// One of ``refundPreferences``, or absent for no preference.
         public var refundPreference: String?
         public var sampleContentProvided: Bool
+
+        /// Apple's `deliveryStatus` values for this request body.
+        public static let deliveryStatuses: Set<String> = [
+            "DELIVERED", "UNDELIVERED_QUALITY_ISSUE", "UNDELIVERED_WRONG_ITEM", "UNDELIVERED_SERVER_OUTAGE",
+            "UNDELIVERED_OTHER",
+        ]
+        /// Apple's `refundPreference` values.
+        public static let refundPreferences: Set<String> = ["DECLINE", "GRANT_FULL", "GRANT_PRORATED"]
+
+        /// What Apple would reject in this body for a product of `productType` (Apple's `type`: `Consumable`,
+        /// `Non-Consumable`, `Auto-Renewable Subscription`, `Non-Renewing Subscription`); empty when it is valid.
+        public func violations(productType: String?) -> [String] {
+            var problems: [String] = []
+            if !customerConsented {
+                problems.append("customerConsented must be true")
+            }
+            if !Self.deliveryStatuses.contains(deliveryStatus) {
+                problems.append("deliveryStatus \(deliveryStatus) is not one of Apple's values")
+            }
+            if let refundPreference, !Self.refundPreferences.contains(refundPreference) {
+                problems.append("refundPreference \(refundPreference) is not one of Apple's values")
+            }
+            if productType == "Auto-Renewable Subscription" {
+                if consumptionPercentage != nil {
+                    problems.append("consumptionPercentage must be omitted for an auto-renewable subscription")
+                }
+            } else if let pct = consumptionPercentage {
+                if !(0...100_000).contains(pct) {
+                    problems.append("consumptionPercentage \(pct) is outside 0...100000")
+                }
+                if deliveryStatus != "DELIVERED" && pct != 0 {
+                    problems.append("consumptionPercentage must be 0 when deliveryStatus is not DELIVERED")
+                }
+            }
+            if refundPreference == "GRANT_PRORATED", productType != "Auto-Renewable Subscription",
+                (consumptionPercentage ?? 0) <= 0
+            {
+                problems.append("GRANT_PRORATED needs a consumptionPercentage above 0")
+            }
+            return problems
+        }
     }
 
     /// The body of the older `PUT /inApps/v1/transactions/consumption/{transactionId}` (`ConsumptionRequestV1`),

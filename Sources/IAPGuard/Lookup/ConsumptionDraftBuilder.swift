@@ -1,4 +1,9 @@
-/// Derives a ``ConsumptionDraft`` for one `CONSUMPTION_REQUEST` notification about a consumable.
+/// Derives a ``ConsumptionDraft`` for one `CONSUMPTION_REQUEST` notification.
+///
+/// Apple asks for consumption data about consumables and auto-renewable subscriptions; the v2 request accepts
+/// every product type, so any known type is drafted. The body keeps Apple's v2 constraints (checked by
+/// ``ConsumptionDraft/AppleRequest/violations(productType:)``): no `consumptionPercentage` for an auto-renewable
+/// subscription, 0 unless delivered, above 0 with `GRANT_PRORATED`.
 struct ConsumptionDraftBuilder {
     /// What the builder knows about the paying customer.
     struct Customer {
@@ -17,6 +22,13 @@ struct ConsumptionDraftBuilder {
 
     static let day: Int64 = 86_400_000
 
+    /// Apple's product types (`type` in the signed transaction).
+    static let productTypes: Set<String> = [
+        "Consumable", "Non-Consumable", "Auto-Renewable Subscription", "Non-Renewing Subscription",
+    ]
+    /// The types the older `ConsumptionRequestV1` endpoint takes.
+    static let v1ProductTypes: Set<String> = ["Consumable", "Auto-Renewable Subscription"]
+
     func draft(for notification: LookupEvidence.Notification, customer: Customer) -> ConsumptionDraft? {
         guard notification.notificationType == "CONSUMPTION_REQUEST", let tx = notification.transactionID else {
             return nil
@@ -29,11 +41,13 @@ struct ConsumptionDraftBuilder {
             draft.reason = "transaction \(tx) is not in the store, so its delivery cannot be judged"
             return draft
         }
-        guard t.productType == "Consumable" else {
+        guard let productType = t.productType, Self.productTypes.contains(productType) else {
             draft.reason =
-                "only consumables are drafted; \(t.productID ?? "?") is \(t.productType ?? "of unknown type")"
+                "the product type of \(t.productID ?? "?") is \(t.productType.map { "'\($0)'" } ?? "unknown"), "
+                + "so Apple's consumption fields cannot be chosen"
             return draft
         }
+        let autoRenewable = productType == "Auto-Renewable Subscription"
         guard notification.verification == "verified" else {
             draft.reason = "the CONSUMPTION_REQUEST notification is \(notification.verification), not verified"
             return draft
@@ -77,10 +91,19 @@ struct ConsumptionDraftBuilder {
             tracked
             ? rightProduct.reduce(Int64(0)) { $0 + min(max($1.consumedUnits ?? 0, 0), max($1.units ?? 0, 0)) }
             : deliveredUnits
+        // Apple rejects a non-zero percentage unless the purchase was delivered.
         let percentage: Int =
-            expected > 0 ? Int(min(usedUnits * 100_000 / expected, 100_000)) : (usedUnits > 0 ? 100_000 : 0)
+            delivery.1 != 0
+            ? 0
+            : (expected > 0 ? Int(min(usedUnits * 100_000 / expected, 100_000)) : (usedUnits > 0 ? 100_000 : 0))
         let consumptionStatus = percentage == 0 ? 1 : (percentage >= 100_000 ? 3 : 2)
-        if tracked {
+        if autoRenewable {
+            basis.append(
+                "consumptionPercentage: omitted; Apple computes the consumption of an auto-renewable subscription itself."
+            )
+        } else if delivery.1 != 0 {
+            basis.append("consumptionPercentage 0: Apple requires 0 when the purchase was not delivered.")
+        } else if tracked {
             basis.append(
                 "consumptionPercentage \(percentage) (milli-percent) = \(usedUnits) of \(expected) units spent before Apple asked, "
                     + "from the backend's consumption data (credits.consumed_units).")
@@ -100,6 +123,11 @@ struct ConsumptionDraftBuilder {
             basis.append(
                 "refundPreference: \(customer.recentRefunds) other refund(s) in the 90 days before the request\(customer.refundAbuseFinding ? " and an active IAP-016 refund-abuse finding" : "")."
             )
+        } else if tracked && !autoRenewable && percentage > 0 && percentage < 100_000 {
+            preference = ("GRANT_PRORATED", 3)
+            basis.append(
+                "refundPreference: part of the purchase is unspent by the backend's consumption data and there is no "
+                    + "refund pattern: a prorated refund of the unspent share.")
         } else {
             preference = (nil, 3)
             basis.append("refundPreference: delivered and no refund pattern: no preference.")
@@ -115,19 +143,27 @@ struct ConsumptionDraftBuilder {
         basis.append("playTime and userStatus: unknown to iapguard (0 = undeclared); fill in from the app if known.")
         basis.append(
             "sampleContentProvided: false; set true if the app offered a free sample or trial before the purchase.")
+        let writesV1 = Self.v1ProductTypes.contains(productType)
+        if !writesV1 {
+            basis.append(
+                "No ConsumptionRequestV1 body: the older endpoint takes consumables and auto-renewable subscriptions only."
+            )
+        }
         basis.append(
             "DRAFT: a person must review and approve this before it is sent to Apple. iapguard never sends it.")
 
         draft.state = .draft
         draft.appleRequest = ConsumptionDraft.AppleRequest(
-            customerConsented: true, consumptionPercentage: percentage, deliveryStatus: delivery.0,
-            refundPreference: preference.0, sampleContentProvided: false)
-        draft.appleRequestV1 = ConsumptionDraft.AppleRequestV1(
-            accountTenure: Self.tenureBucket(tenureDays), appAccountToken: t.appAccountToken ?? "",
-            consumptionStatus: consumptionStatus, customerConsented: true, deliveryStatus: delivery.1,
-            lifetimeDollarsPurchased: Self.dollarBucket(customer.lifetimePurchasedUSD),
-            lifetimeDollarsRefunded: Self.dollarBucket(customer.lifetimeRefundedUSD), platform: 1, playTime: 0,
-            refundPreference: preference.1, sampleContentProvided: false, userStatus: 0)
+            customerConsented: true, consumptionPercentage: autoRenewable ? nil : percentage,
+            deliveryStatus: delivery.0, refundPreference: preference.0, sampleContentProvided: false)
+        if writesV1 {
+            draft.appleRequestV1 = ConsumptionDraft.AppleRequestV1(
+                accountTenure: Self.tenureBucket(tenureDays), appAccountToken: t.appAccountToken ?? "",
+                consumptionStatus: consumptionStatus, customerConsented: true, deliveryStatus: delivery.1,
+                lifetimeDollarsPurchased: Self.dollarBucket(customer.lifetimePurchasedUSD),
+                lifetimeDollarsRefunded: Self.dollarBucket(customer.lifetimeRefundedUSD), platform: 1, playTime: 0,
+                refundPreference: preference.1, sampleContentProvided: false, userStatus: 0)
+        }
         draft.basis = basis
         return draft
     }

@@ -99,26 +99,26 @@ public final class JWSVerifier: Sendable {
     /// Verifies many payloads on all cores. The result has one outcome per item, in the same order,
     /// each equal to what ``verify(_:as:)`` returns for it.
     public func verifyAll(_ items: [(CompactJWS, SignedPayloadKind)]) -> [VerificationOutcome] {
-        let cores = max(1, ProcessInfo.processInfo.activeProcessorCount)
-        guard items.count > 1, cores > 1 else {
-            return items.map { verify($0.0, as: $0.1) }
+        ParallelMap.map(items) { verify($0.0, as: $0.1) }
+    }
+
+    /// Verifies records of `iapguard verify` on all cores: notifications with their nested payloads
+    /// (``verifyNotification(_:)``), other kinds on their own, unreadable records as their `bad-format`
+    /// outcome. One result per record, in order.
+    public func verifyAll(_ records: [SignedRecord]) -> [NotificationVerification] {
+        ParallelMap.map(records) { verify($0) }
+    }
+
+    /// Verifies one record of `iapguard verify` (see ``verifyAll(_:)-([SignedRecord])``).
+    public func verify(_ record: SignedRecord) -> NotificationVerification {
+        switch record.content {
+        case .invalid(let outcome):
+            return NotificationVerification(outcome: outcome)
+        case .jws(let jws):
+            // A payload of no recognisable kind is checked as a notification, whose claims it then fails.
+            guard let kind = record.kind, kind != .notification else { return verifyNotification(jws) }
+            return NotificationVerification(outcome: verify(jws, as: kind))
         }
-        // A few chunks per core so an unlucky chunk (cache misses) does not idle the other cores.
-        let chunkCount = min(items.count, cores * 4)
-        let chunkSize = (items.count + chunkCount - 1) / chunkCount
-        let results = ChunkResults(chunkCount: chunkCount)
-        DispatchQueue.concurrentPerform(iterations: chunkCount) { chunk in
-            let start = chunk * chunkSize
-            let end = min(start + chunkSize, items.count)
-            guard start < end else { return }
-            var outcomes: [VerificationOutcome] = []
-            outcomes.reserveCapacity(end - start)
-            for index in start..<end {
-                outcomes.append(verify(items[index].0, as: items[index].1))
-            }
-            results.set(chunk, outcomes)
-        }
-        return results.joined()
     }
 
     // MARK: - Steps
@@ -255,26 +255,4 @@ public final class JWSVerifier: Sendable {
 private enum SignatureStep {
     case passed(PayloadClaims)
     case failed(VerificationOutcome)
-}
-
-/// Per-chunk results of ``JWSVerifier/verifyAll(_:)``, filled from several threads.
-private final class ChunkResults: @unchecked Sendable {
-    private let lock = NSLock()
-    private var chunks: [[VerificationOutcome]]
-
-    init(chunkCount: Int) {
-        chunks = Array(repeating: [], count: chunkCount)
-    }
-
-    func set(_ index: Int, _ outcomes: [VerificationOutcome]) {
-        lock.lock()
-        chunks[index] = outcomes
-        lock.unlock()
-    }
-
-    func joined() -> [VerificationOutcome] {
-        lock.lock()
-        defer { lock.unlock() }
-        return chunks.flatMap { $0 }
-    }
 }

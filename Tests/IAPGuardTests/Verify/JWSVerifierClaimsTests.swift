@@ -37,6 +37,26 @@ import Testing
         #expect(reason(outcome) == .wrongEnvironment, "\(outcome)")
     }
 
+    @Test(arguments: ["Xcode", "LocalTesting"])
+    func locallySignedNotificationsAndRenewalsAreNeverVerifiedEvenWhenConfigured(environment: String) throws {
+        let verifier = try World.verifier(environments: Set(AppleEnvironment.allCases))
+        let notification = verifier.verify(
+            try World.jws(World.notification(environment: environment)), as: .notification)
+        #expect(reason(notification) == .wrongEnvironment, "\(notification)")
+        let renewal = verifier.verify(try World.jws(World.renewal(environment: environment)), as: .renewalInfo)
+        #expect(reason(renewal) == .wrongEnvironment, "\(renewal)")
+    }
+
+    @Test(arguments: ["Xcode", "LocalTesting"])
+    func aProductionNotificationCarryingALocallySignedTransactionDoesNotVerifyIt(environment: String) throws {
+        let verifier = try World.verifier(environments: Set(AppleEnvironment.allCases))
+        let inner = try World.good.sign(payload: World.transaction(environment: environment))
+        let result = verifier.verifyNotification(
+            try World.jws(World.notification(signedTransactionInfo: inner)))
+        #expect(reason(result.transaction) == .wrongEnvironment, "\(result)")
+        #expect(reason(result.outcome) == .nestedFailed, "\(result)")
+    }
+
     @Test func renewalInfoChecksEnvironmentOnly() throws {
         let verifier = try World.verifier(environments: [.production])
         #expect(verifier.verify(try World.jws(World.renewal()), as: .renewalInfo) == .verified)

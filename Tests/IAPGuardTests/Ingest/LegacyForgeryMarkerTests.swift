@@ -1,0 +1,50 @@
+import Foundation
+import Testing
+
+@testable import IAPGuard
+
+/// Forgery markers seen in the wild on legacy `verifyReceipt` responses become sighting anomalies that
+/// IAP-007 reports (the rule's own inline tests cover the id-based markers).
+@Suite struct LegacyForgeryMarkerTests {
+    static func anomalies(receipt: String, entry: String) throws -> [String] {
+        let line =
+            #"{"status":0,"environment":"Production","receipt":{"bundle_id":"com.example.coins","# + receipt
+            + #""in_app":[{"quantity":"1","product_id":"com.example.coins.pack100","purchase_date_ms":"1596771003000","#
+            + entry + "}]}}"
+        let object = try JSONObject.parse(Array(line.utf8))
+        let sightings = try ReceiptResponseParser(sourceName: "r").parse(object, payloadHash: "h", location: "r:1")
+        return try #require(sightings.first).anomalies
+    }
+
+    @Test(arguments: ["4070908800000", "4102444799999", "148191465600000", "148223001599999"])
+    func anExpiryInTheYears2099Or6666IsASentinelYear(expiry: String) throws {
+        let flags = try Self.anomalies(
+            receipt: "", entry: #""transaction_id":"2000000000000001","expires_date_ms":"\#(expiry)""#)
+        #expect(flags.contains("expiry-sentinel-year"))
+    }
+
+    @Test(arguments: ["4070908799999", "4102444800000", "1627000000000"])
+    func anExpiryOutsideThoseYearsIsNoSentinel(expiry: String) throws {
+        let flags = try Self.anomalies(
+            receipt: "", entry: #""transaction_id":"2000000000000001","expires_date_ms":"\#(expiry)""#)
+        #expect(!flags.contains("expiry-sentinel-year"))
+    }
+
+    @Test func downloadID9999WithTransaction1000000000000000IsTheForgedTemplate() throws {
+        let forged = try Self.anomalies(
+            receipt: #""download_id":9999,"#, entry: #""transaction_id":"1000000000000000""#)
+        #expect(forged.contains("forged-template-ids"))
+        let otherTransaction = try Self.anomalies(
+            receipt: #""download_id":9999,"#, entry: #""transaction_id":"1000000000000001""#)
+        #expect(!otherTransaction.contains("forged-template-ids"))
+        let otherDownload = try Self.anomalies(
+            receipt: #""download_id":"84759234","#, entry: #""transaction_id":"1000000000000000""#)
+        #expect(!otherDownload.contains("forged-template-ids"))
+    }
+
+    @Test func aMalformedDownloadIDDoesNotDropTheReceipt() throws {
+        let flags = try Self.anomalies(
+            receipt: #""download_id":{"x":1},"#, entry: #""transaction_id":"2000000000000001""#)
+        #expect(flags.isEmpty)
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import Testing
+
+@testable import IAPGuard
+
+/// `iapguard verify` reads its files in batches: verdicts come out in line order across batch boundaries,
+/// blank lines are skipped, and the exit status says whether any record failed.
+@Suite struct VerifyCommandStreamingTests {
+    typealias World = VerifyTestWorld
+
+    struct Output {
+        var status: Int32
+        var lines: [String]
+    }
+
+    static func verify(_ lines: [String], in directory: URL) throws -> Output {
+        let binary = try #require(PipelineTestWorld.binary, "the iapguard binary must be built next to the tests")
+        let root = directory.appendingPathComponent("root.der")
+        try World.good.rootDER.write(to: root)
+        let input = directory.appendingPathComponent("records.jwsl")
+        try Data(lines.joined(separator: "\n").utf8).write(to: input)
+        let out = directory.appendingPathComponent("stdout.txt")
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: out)
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = [
+            "verify", "--trust", root.path, "--bundle-id", "com.example.coins", "--environment", "Production",
+            input.path,
+        ]
+        process.standardOutput = handle
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        try handle.close()
+        let text = try String(contentsOf: out, encoding: .utf8)
+        return Output(status: process.terminationStatus, lines: text.split(separator: "\n").map(String.init))
+    }
+
+    static func scratch() throws -> URL {
+        let directory = TestScratch.root.appendingPathComponent("verify-stream-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
+    @Test func verdictsKeepLineOrderAcrossBatchesAndAFailureSetsTheExitStatus() throws {
+        let good = try World.good.sign(payload: World.transaction())
+        var lines = Array(repeating: good, count: 9_000)
+        lines[4] = ""
+        lines[8_500] = "not-a-jws"
+        let output = try Self.verify(lines, in: try Self.scratch())
+        #expect(output.status == 1)
+        #expect(output.lines.count == 8_999, "the blank line has no verdict")
+        let numbers = output.lines.compactMap { line in
+            line.split(separator: " ").first?.split(separator: ":").last.flatMap { Int($0) }
+        }
+        #expect(numbers == Array(1...4) + Array(6...9_000))
+        let failed = output.lines.filter { $0.contains("  failed  ") }
+        #expect(failed.count == 1)
+        #expect(failed.first?.contains(":8501  failed") == true)
+        #expect(failed.first?.contains("bad-format") == true)
+    }
+
+    @Test func aFileOfVerifiedRecordsExitsZero() throws {
+        let good = try World.good.sign(payload: World.transaction())
+        let notification = try World.good.sign(payload: World.notification(appAppleID: nil))
+        let output = try Self.verify(
+            [good, #"{"signedPayload":"\#(notification)"}"#, #"{"signedTransactionInfo":"\#(good)"}"#],
+            in: try Self.scratch())
+        #expect(output.status == 0, "\(output.lines)")
+        #expect(output.lines.count == 3)
+        #expect(output.lines[1].contains("  verified  notification"))
+    }
+}
