@@ -24,6 +24,7 @@ public enum Schema {
         RefundIndexSchema.migration,
         SourceStatsIndexes.migration,
         TestEnvironmentIndexes.migration,
+        RefundReversalSchema.migration,
     ]
 
     /// The newest schema version.
