@@ -310,7 +310,8 @@ final class ApplePullSession {
                         UNION SELECT transaction_id FROM credits WHERE last_run_id > :since
                         UNION SELECT transaction_id FROM orders WHERE last_run_id > :since
                         UNION SELECT transaction_id FROM notifications WHERE first_run_id > :since)
-                    """, parameters: ["since": .integer(since)], limit: nil)
+                    """, parameters: ["since": .integer(since)], limit: nil
+            ).candidates
             where polled.insert(candidate.customer).inserted {
                 let mark = try PullWatermark.load(
                     store, source: source.name, key: refundKey(bundle, candidate.environment, candidate.customer))
@@ -347,7 +348,7 @@ final class ApplePullSession {
             let batch = try refundCandidates(
                 bundle: bundle, clients: clients, filter: "t.transaction_id > :after",
                 parameters: ["after": .text(after)], limit: sweepCalls)
-            for candidate in batch {
+            for candidate in batch.candidates {
                 let key = refundKey(bundle, candidate.environment, candidate.customer)
                 let checked = try PullWatermark.load(store, source: source.name, key: key)?.checkedAt
                 if polled.contains(candidate.customer) || (checked.map { $0 >= cycleStart } ?? false) {
@@ -363,7 +364,9 @@ final class ApplePullSession {
                 if result == .incomplete { break passes }
                 after = candidate.transactionID
             }
-            guard batch.count < sweepCalls else { break }
+            // Past the rows no client can ask about (another environment, not Apple's ids) as well.
+            after = max(after, batch.lastID ?? after)
+            guard batch.rows < sweepCalls else { break }
             after = ""
             cycleStart = nowMs
             if !startedMidway || swept >= sweepCalls { break }
@@ -374,12 +377,13 @@ final class ApplePullSession {
         try cursor.save(store, source: source.name, key: cursorKey, runID: runID)
     }
 
-    /// Credited, verified transactions of `bundle` in an environment that has a client, matching `filter`
-    /// (SQL over `transactions t`), in transaction id order, at most `limit`; each with its customer.
+    /// Credited, verified transactions of `bundle` matching `filter` (SQL over `transactions t`), in
+    /// transaction id order, at most `limit` rows: those in an environment that has a client, each with its
+    /// customer, and how many rows were read and the last row's id.
     func refundCandidates(
         bundle: String, clients: [AppleEnvironment: AppStoreServerAPIClient], filter: String,
         parameters: [String: SQLValue], limit: Int?
-    ) throws -> [RefundCandidate] {
+    ) throws -> (candidates: [RefundCandidate], rows: Int, lastID: String?) {
         var rows: [(String, String?, String)] = []
         var sql = """
             SELECT t.transaction_id, t.original_transaction_id, t.environment
@@ -408,7 +412,7 @@ final class ApplePullSession {
             let customer = try historyCall(returning: id) ?? original ?? id
             out.append(RefundCandidate(transactionID: id, environment: environment, customer: customer))
         }
-        return out
+        return (out, rows.count, rows.last?.0)
     }
 
     /// The transaction id whose history call returned `transactionID` from this source, if one did.

@@ -248,6 +248,27 @@ import Testing
         #expect(Set(calls).count == calls.count)
     }
 
+    @Test func theSweepMovesPastTransactionsOfAnEnvironmentItDoesNotPoll() throws {
+        let world = try NetworkTestWorld()
+        let config = try world.config(
+            environments: "[Production]", maxCalls: 40,
+            pull: "{notifications: false, transaction_history: false, refund_sweep: 2}")
+        let store = try world.openStore(config)
+        let ids = try Self.customers(world, store, count: 6, runID: 0)
+        // The first four are Sandbox purchases: this source has no Sandbox client.
+        _ = try store.inTransaction {
+            try store.database.run(
+                "UPDATE apple_transaction SET environment = 'Sandbox' WHERE transaction_id < ?", [.text(ids[4])])
+        }
+        var polled: [String] = []
+        for _ in 0..<3 {
+            let before = world.fake.servedPaths.count
+            _ = try Self.pull(world, config, store)
+            polled += Self.refundCalls(world, after: before)
+        }
+        #expect(Set(polled) == Set(ids.suffix(2)))
+    }
+
     @Test func severalUsersOfOneAppleCustomerArePolledOnce() throws {
         let world = try ApplePullerTests.populated()
         let config = try world.config(environments: "[Production]", pull: "{notifications: false}")
