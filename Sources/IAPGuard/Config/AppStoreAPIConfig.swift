@@ -9,22 +9,28 @@ public struct AppStoreAPIConfig: Sendable, Hashable {
     public struct Pull: Sendable, Hashable {
         /// Get Notification History for the window.
         public var notifications: Bool = true
-        /// One history query per type (Apple filters by one type per request); empty: all types in one query.
-        public var notificationTypes: [String] = AppStoreAPIConfig.defaultNotificationTypes
+        /// One history query per type (Apple filters by one type per request); empty (the default): all types
+        /// in one query — the mis-credit rules need renewals and purchases as well as refunds.
+        public var notificationTypes: [String] = []
         /// Only notifications Apple failed to deliver to the backend.
         public var onlyFailures: Bool = false
         /// Get Transaction History for credited transactions the store has not seen verified.
         public var transactionHistory: Bool = true
-        /// Get Refund History for credited users.
+        /// Get Refund History for credited customers: those with activity since the last poll, plus a rolling
+        /// sweep of the rest.
         public var refundHistory: Bool = true
+        /// Customers the rolling refund sweep polls per app and run (`refund_sweep`); `nil`: a quarter of
+        /// `max_calls_per_run`. See ``refundSweepCalls(maxCallsPerRun:)``.
+        public var refundSweep: Int?
+
+        /// The sweep's calls per app and run.
+        public func refundSweepCalls(maxCallsPerRun: Int) -> Int {
+            max(1, refundSweep ?? maxCallsPerRun / 4)
+        }
 
         public init() {}
     }
 
-    /// The refund-related notification types pulled by default.
-    public static let defaultNotificationTypes = [
-        "REFUND", "REVOKE", "REFUND_REVERSED", "REFUND_DECLINED", "CONSUMPTION_REQUEST",
-    ]
     /// Apple's production and sandbox base URLs.
     public static let defaultBaseURLs: [AppleEnvironment: URL] = {
         var urls: [AppleEnvironment: URL] = [:]
@@ -185,6 +191,7 @@ extension ConfigReader {
                 p,
                 allowed: [
                     "notifications", "notification_types", "only_failures", "transaction_history", "refund_history",
+                    "refund_sweep",
                 ],
                 at: where_)
             pull.notifications = try bool(p, "notifications", at: where_) ?? pull.notifications
@@ -194,6 +201,12 @@ extension ConfigReader {
             pull.onlyFailures = try bool(p, "only_failures", at: where_) ?? pull.onlyFailures
             pull.transactionHistory = try bool(p, "transaction_history", at: where_) ?? pull.transactionHistory
             pull.refundHistory = try bool(p, "refund_history", at: where_) ?? pull.refundHistory
+            if let sweep = try integer(p, "refund_sweep", at: where_) {
+                guard sweep >= 1 else {
+                    throw ConfigError(file: file, key: "\(where_).refund_sweep", message: "expected at least 1")
+                }
+                pull.refundSweep = Int(sweep)
+            }
         }
         return AppStoreAPIConfig(
             name: try string(map, "name", at: at) ?? (index == 0 ? "app_store_api" : "app_store_api_\(index + 1)"),

@@ -61,6 +61,18 @@ public struct MetricsFile: Sendable {
         for source in summary.sources {
             out.sample("iapguard_source_up", ["source": source.name, "kind": source.kind], source.error == nil ? 1 : 0)
         }
+        let api: [(String, String, (ApplePullSummary) -> Int)] = [
+            ("iapguard_api_calls", "App Store Server API calls per source in the latest run.", { $0.calls }),
+            (
+                "iapguard_api_http_attempts",
+                "HTTP requests sent to the App Store Server API per source (every retry included).", { $0.attempts }
+            ),
+            ("iapguard_api_failed_calls", "API calls that failed after their retries per source.", { $0.errors.count }),
+        ]
+        for (name, help, value) in api where !summary.appStoreAPI.isEmpty {
+            out.gauge(name, help)
+            for pull in summary.appStoreAPI { out.sample(name, ["source": pull.source], Double(value(pull))) }
+        }
         out.gauge("iapguard_store_rows", "Rows per store view after the latest run.")
         for (view, count) in summary.storeCounts.sorted(by: { $0.key < $1.key }) {
             out.sample("iapguard_store_rows", ["view": view], Double(count))

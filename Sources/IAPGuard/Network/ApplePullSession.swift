@@ -12,6 +12,8 @@ final class ApplePullSession {
     let shouldStop: () -> Bool
     let notificationOverlap: Int64
     let notFoundRecheck: Int64
+    /// The run's window.
+    let window: ApplePuller.PullWindow
     private(set) var budget: Int
     var summary: ApplePullSummary
     /// Calls that failed in a row; at ``failureLimit`` the source stops for this run (Apple is down or
@@ -27,8 +29,9 @@ final class ApplePullSession {
     init(
         source: AppStoreAPIConfig, store: any PurchaseStore, runID: Int64, verifier: any AppleRecordVerifier,
         logger: Logger, now: @escaping @Sendable () -> Int64, shouldStop: @escaping () -> Bool,
-        notificationOverlap: Int64, notFoundRecheck: Int64
+        notificationOverlap: Int64, notFoundRecheck: Int64, window: ApplePuller.PullWindow = .init()
     ) {
+        self.window = window
         self.source = source
         self.store = store
         self.runID = runID
@@ -89,22 +92,39 @@ final class ApplePullSession {
         "notifications/\(bundle)/\(environment.rawValue)/\(type ?? "*")/\(source.pull.onlyFailures ? "failures" : "all")"
     }
 
-    /// Pulls notification history of one app, environment and type from the watermark to now.
+    /// The notification history window of one query for this run, from the run's window (never the wall
+    /// clock alone): it ends at the run's `until` (a minute before now at the latest) and starts at the run's
+    /// `since` when one was given; otherwise where the last completed window ended (less the overlap), or
+    /// `lookback_days` before the end when nothing was read yet or the run's window ends before what was
+    /// read (a backfill). Never before what Apple keeps.
+    func notificationWindow(mark: PullWatermark, environment: AppleEnvironment) -> (start: Int64, end: Int64) {
+        let wall = now()
+        let appleOldest = wall - Self.historyLimit(environment) + 3_600_000
+        let end = min(window.until ?? wall, wall - 60_000)
+        let start: Int64
+        if let since = window.since {
+            start = since
+        } else if let done = mark.doneThrough, done - notificationOverlap < end {
+            start = done - notificationOverlap
+        } else {
+            start = end - Int64(source.lookbackDays) * 86_400_000
+        }
+        return (max(start, appleOldest), end)
+    }
+
+    /// Pulls notification history of one app, environment and type for the run's window.
     private func pullNotifications(bundle: String, client: AppStoreServerAPIClient, type: String?, key: String) throws {
         let environment = client.environment
         var mark = try PullWatermark.load(store, source: source.name, key: key) ?? PullWatermark()
         let nowMs = now()
         let appleOldest = nowMs - Self.historyLimit(environment) + 3_600_000
-        let configuredOldest = max(appleOldest, nowMs - Int64(source.lookbackDays) * 86_400_000)
-        var start: Int64
-        var end: Int64
+        var (start, end) = notificationWindow(mark: mark, environment: environment)
         var token: String?
-        if let pending = mark.paginationToken, let s = mark.windowStart, let e = mark.windowEnd, s >= appleOldest {
+        // A window left unfinished by an earlier run resumes where it stopped, unless this run asks for other days.
+        if let pending = mark.paginationToken, let s = mark.windowStart, let e = mark.windowEnd, s >= appleOldest,
+            window.since == nil, e <= end
+        {
             (start, end, token) = (s, e, pending)
-        } else {
-            start = max(configuredOldest, (mark.doneThrough ?? configuredOldest) - notificationOverlap)
-            end = nowMs - 60_000
-            token = nil
         }
         guard start < end else { return }
         let what = "notification history of \(bundle) (\(environment.rawValue), \(type ?? "all types"))"
@@ -159,7 +179,13 @@ final class ApplePullSession {
                 mark.paginationToken = nil
                 mark.windowStart = nil
                 mark.windowEnd = nil
-                mark.doneThrough = end
+                // Everything up to `end` is read only if this window joins what was read before (a backfill
+                // of older days leaves a gap after the old mark for the next run to read).
+                if let done = mark.doneThrough {
+                    if start <= done { mark.doneThrough = max(done, end) }
+                } else {
+                    mark.doneThrough = end
+                }
                 mark.checkedAt = nowMs
             }
             try mark.save(store, source: source.name, key: key, runID: runID)
@@ -169,25 +195,51 @@ final class ApplePullSession {
 
     // MARK: - Transaction history
 
-    /// Pulls the history of credited transactions of `bundle` that the store has not seen verified.
-    func pullTransactionHistory(bundle: String, clients: [AppStoreServerAPIClient]) throws {
-        guard !clients.isEmpty else { return }
-        var candidates: [String] = []
+    /// The transaction ids the backend or Apple's notifications name that the store has not seen verified,
+    /// with the app each belongs to as far as the store knows (its transaction, order, credit's order or
+    /// notification), nil when nothing says.
+    func transactionCandidates() throws -> [(id: String, bundle: String?)] {
+        var candidates: [(id: String, bundle: String?)] = []
         try store.query(
             """
-            SELECT DISTINCT c.transaction_id
-            FROM credits c
-            LEFT JOIN transactions t ON t.transaction_id = c.transaction_id
-            LEFT JOIN orders o ON o.transaction_id = c.transaction_id
-            WHERE c.transaction_id IS NOT NULL AND c.transaction_id <> ''
-              AND (t.transaction_id IS NULL OR t.verification <> 'verified')
-              AND COALESCE(t.bundle_id, o.bundle_id, :bundle) = :bundle
-            ORDER BY c.transaction_id
-            """, parameters: ["bundle": .text(bundle)]
+            WITH named AS (
+              SELECT transaction_id FROM credits WHERE transaction_id IS NOT NULL AND transaction_id <> ''
+              UNION
+              SELECT transaction_id FROM orders WHERE transaction_id IS NOT NULL AND transaction_id <> ''
+              UNION
+              SELECT transaction_id FROM notifications WHERE transaction_id IS NOT NULL AND transaction_id <> ''
+            )
+            SELECT n.transaction_id,
+                   COALESCE(t.bundle_id,
+                            (SELECT MIN(o.bundle_id) FROM orders o WHERE o.transaction_id = n.transaction_id),
+                            (SELECT MIN(o.bundle_id) FROM credits c JOIN orders o ON o.order_id = c.order_id
+                             WHERE c.transaction_id = n.transaction_id),
+                            (SELECT MIN(m.bundle_id) FROM notifications m WHERE m.transaction_id = n.transaction_id))
+            FROM named n
+            LEFT JOIN transactions t ON t.transaction_id = n.transaction_id
+            WHERE t.transaction_id IS NULL OR t.verification <> 'verified'
+            ORDER BY n.transaction_id
+            """, parameters: [:]
         ) { _, row in
-            if let id = row[0].textValue { candidates.append(id) }
+            if let id = row[0].textValue { candidates.append((id, row[1].textValue)) }
         }
+        return candidates
+    }
+
+    /// Pulls the history of the transactions of `bundle` (see ``transactionCandidates()``; those of no known
+    /// app go with the first app) that the store has not seen verified. A transaction Apple does not find with
+    /// its app's credentials is looked for with the other apps' (`others`, in order: a transaction of another
+    /// app redeemed in this one) before it counts as not found.
+    func pullTransactionHistory(
+        bundle: String, clients: [AppStoreServerAPIClient],
+        others: [(bundle: String, clients: [AppStoreServerAPIClient])],
+        candidates all: [(id: String, bundle: String?)], isFirstApp: Bool
+    ) throws {
+        let known = Set([bundle] + others.map(\.bundle))
+        let candidates = all.filter { $0.bundle == bundle || (isFirstApp && !known.contains($0.bundle ?? "")) }
+            .map(\.id)
         let nowMs = now()
+        let attempts = [(bundle, clients)] + others.map { ($0.bundle, $0.clients) }
         for (index, transactionID) in candidates.enumerated() {
             // Apple's transaction ids are decimal numbers; anything else (forged markers) is for the rules.
             guard Self.isAppleTransactionID(transactionID) else { continue }
@@ -200,20 +252,20 @@ final class ApplePullSession {
             if try isVerified(transactionID) { continue }
             guard canCall else {
                 summary.left.append(
-                    "transaction history: \(candidates.count - index) credited transaction(s) of \(bundle) not checked (\(outOfCalls))"
+                    "transaction history: \(candidates.count - index) transaction(s) of \(bundle) not checked (\(outOfCalls))"
                 )
                 return
             }
-            var notFoundEverywhere = true
-            for client in clients {
-                let result = try pullSignedPages(
-                    kind: .history, bundle: bundle, client: client, transactionID: transactionID,
-                    key: "history/\(bundle)/\(client.environment.rawValue)/\(transactionID)")
-                if result == .notFound { continue }
-                notFoundEverywhere = false
-                break
+            var outcome = PagesResult.notFound
+            search: for (app, appClients) in attempts {
+                for client in appClients {
+                    outcome = try pullSignedPages(
+                        kind: .history, bundle: app, client: client, transactionID: transactionID,
+                        key: "history/\(app)/\(client.environment.rawValue)/\(transactionID)")
+                    if outcome != .notFound { break search }
+                }
             }
-            if notFoundEverywhere {
+            if outcome == .notFound {
                 summary.transactionsNotFound.append(transactionID)
                 var mark = PullWatermark()
                 mark.notFoundAt = nowMs
@@ -224,50 +276,164 @@ final class ApplePullSession {
 
     // MARK: - Refund history
 
-    /// Pulls refund history for customers with credited, verified transactions of `bundle`, least recently
-    /// checked first.
-    func pullRefundHistory(bundle: String, clients: [AppleEnvironment: AppStoreServerAPIClient]) throws {
-        var customers: [(user: String, transactionID: String, environment: AppleEnvironment, checkedAt: Int64)] = []
-        var rows: [(String, String, String)] = []
-        try store.query(
-            """
-            SELECT c.user_id, MIN(t.transaction_id), t.environment
-            FROM credits c JOIN transactions t ON t.transaction_id = c.transaction_id
-            WHERE t.verification = 'verified' AND t.bundle_id = :bundle AND c.user_id IS NOT NULL
-            GROUP BY c.user_id, t.environment
-            ORDER BY c.user_id, t.environment
-            """, parameters: ["bundle": .text(bundle)]
-        ) { _, row in
-            if let user = row[0].textValue, let id = row[1].textValue, let env = row[2].textValue {
-                rows.append((user, id, env))
-            }
-        }
-        for (user, transactionID, environmentText) in rows {
-            guard let environment = AppleEnvironment(appleValue: environmentText), clients[environment] != nil,
-                Self.isAppleTransactionID(transactionID)
-            else { continue }
-            let mark = try PullWatermark.load(store, source: source.name, key: refundKey(bundle, environment, user))
-            customers.append((user, transactionID, environment, mark?.checkedAt ?? Int64.min))
-        }
-        customers.sort {
-            ($0.checkedAt, $0.user, $0.environment.rawValue) < ($1.checkedAt, $1.user, $1.environment.rawValue)
-        }
-        for (index, customer) in customers.enumerated() {
-            guard let client = clients[customer.environment] else { continue }
-            guard canCall else {
-                summary.left.append(
-                    "refund history: \(customers.count - index) customer(s) of \(bundle) not checked this run (\(outOfCalls))"
-                )
-                return
-            }
-            _ = try pullSignedPages(
-                kind: .refunds, bundle: bundle, client: client, transactionID: customer.transactionID,
-                key: refundKey(bundle, customer.environment, customer.user))
-        }
+    /// One credited transaction the refund poll may ask about, and the Apple customer it belongs to.
+    struct RefundCandidate {
+        var transactionID: String
+        var environment: AppleEnvironment
+        /// Transactions of one Apple customer share it: the transaction whose history call returned this one
+        /// (Apple answers with the customer's whole history), else the original transaction id.
+        var customer: String
     }
 
-    private func refundKey(_ bundle: String, _ environment: AppleEnvironment, _ user: String) -> String {
-        "refunds/\(bundle)/\(environment.rawValue)/\(user)"
+    /// Polls refund history of `bundle`'s customers: every customer with activity since the last poll (a
+    /// transaction, credit or order written, or a notification received, after the run the poll last
+    /// covered), least recently checked first; then a rolling sweep over the credited, verified transactions
+    /// in id order, at most ``AppStoreAPIConfig/Pull/refundSweepCalls(maxCallsPerRun:)`` customers per run,
+    /// skipping customers already polled in the current sweep cycle. Each Apple customer is asked once per
+    /// run, whichever transaction or backend user names it.
+    func pullRefundHistory(bundle: String, clients: [AppleEnvironment: AppStoreServerAPIClient]) throws {
+        // A source that stopped (budget, failures, stop request) leaves the poll as it was.
+        guard canCall else { return }
+        let cursorKey = "refunds/\(bundle)/cursor"
+        var cursor = try PullWatermark.load(store, source: source.name, key: cursorKey) ?? PullWatermark()
+        let nowMs = now()
+        var polled = Set<String>()
+        var activeLeft = false
+        var due: [(candidate: RefundCandidate, checkedAt: Int64)] = []
+        // Before the first poll every customer is the sweep's: a first run must not poll everyone at once.
+        if let since = cursor.activityAfterRun {
+            for candidate in try refundCandidates(
+                bundle: bundle, clients: clients,
+                filter: """
+                    t.transaction_id IN (
+                        SELECT transaction_id FROM transactions WHERE last_run_id > :since
+                        UNION SELECT transaction_id FROM credits WHERE last_run_id > :since
+                        UNION SELECT transaction_id FROM orders WHERE last_run_id > :since
+                        UNION SELECT transaction_id FROM notifications WHERE first_run_id > :since)
+                    """, parameters: ["since": .integer(since)], limit: nil
+            ).candidates
+            where polled.insert(candidate.customer).inserted {
+                let mark = try PullWatermark.load(
+                    store, source: source.name, key: refundKey(bundle, candidate.environment, candidate.customer))
+                due.append((candidate, mark?.checkedAt ?? Int64.min))
+            }
+        }
+        due.sort { ($0.checkedAt, $0.candidate.customer) < ($1.checkedAt, $1.candidate.customer) }
+        for (index, entry) in due.enumerated() {
+            guard let client = clients[entry.candidate.environment] else { continue }
+            guard canCall else {
+                summary.left.append(
+                    "refund history: \(due.count - index) active customer(s) of \(bundle) not checked this run (\(outOfCalls))"
+                )
+                return  // the activity mark stays: the rest are due again next run
+            }
+            summary.refundCustomers += 1
+            let result = try pullSignedPages(
+                kind: .refunds, bundle: bundle, client: client, transactionID: entry.candidate.transactionID,
+                key: refundKey(bundle, entry.candidate.environment, entry.candidate.customer))
+            if result == .incomplete { activeLeft = true }
+        }
+        // Writes of this run after this point are activity for the next run; a customer whose poll failed is
+        // due again.
+        if !activeLeft { cursor.activityAfterRun = runID - 1 }
+
+        // The rolling sweep: on from where the last run stopped; at the end of the population a new cycle
+        // starts from the beginning (in this run, if it started mid-way).
+        let sweepCalls = source.pull.refundSweepCalls(maxCallsPerRun: source.maxCallsPerRun)
+        var cycleStart = cursor.sweepStartedAt ?? nowMs
+        var after = cursor.sweepAfter ?? ""
+        var swept = 0
+        passes: for _ in 0..<2 {
+            let startedMidway = !after.isEmpty
+            let batch = try refundCandidates(
+                bundle: bundle, clients: clients, filter: "t.transaction_id > :after",
+                parameters: ["after": .text(after)], limit: sweepCalls)
+            for candidate in batch.candidates {
+                let key = refundKey(bundle, candidate.environment, candidate.customer)
+                let checked = try PullWatermark.load(store, source: source.name, key: key)?.checkedAt
+                if polled.contains(candidate.customer) || (checked.map { $0 >= cycleStart } ?? false) {
+                    after = candidate.transactionID
+                    continue
+                }
+                guard swept < sweepCalls, canCall, let client = clients[candidate.environment] else { break passes }
+                swept += 1
+                summary.refundCustomers += 1
+                polled.insert(candidate.customer)
+                let result = try pullSignedPages(
+                    kind: .refunds, bundle: bundle, client: client, transactionID: candidate.transactionID, key: key)
+                if result == .incomplete { break passes }
+                after = candidate.transactionID
+            }
+            // Past the rows no client can ask about (another environment, not Apple's ids) as well.
+            after = max(after, batch.lastID ?? after)
+            guard batch.rows < sweepCalls else { break }
+            after = ""
+            cycleStart = nowMs
+            if !startedMidway || swept >= sweepCalls { break }
+        }
+        cursor.sweepAfter = after.isEmpty ? nil : after
+        cursor.sweepStartedAt = after.isEmpty ? nil : cycleStart
+        cursor.checkedAt = nowMs
+        try cursor.save(store, source: source.name, key: cursorKey, runID: runID)
+    }
+
+    /// Credited, verified transactions of `bundle` matching `filter` (SQL over `transactions t`), in
+    /// transaction id order, at most `limit` rows: those in an environment that has a client, each with its
+    /// customer, and how many rows were read and the last row's id.
+    func refundCandidates(
+        bundle: String, clients: [AppleEnvironment: AppStoreServerAPIClient], filter: String,
+        parameters: [String: SQLValue], limit: Int?
+    ) throws -> (candidates: [RefundCandidate], rows: Int, lastID: String?) {
+        var rows: [(String, String?, String)] = []
+        var sql = """
+            SELECT t.transaction_id, t.original_transaction_id, t.environment
+            FROM transactions t
+            WHERE \(filter)
+              AND t.verification = 'verified' AND t.bundle_id = :bundle
+              AND EXISTS (SELECT 1 FROM credits c WHERE c.transaction_id = t.transaction_id AND c.user_id IS NOT NULL)
+            ORDER BY t.transaction_id
+            """
+        var bound = parameters
+        bound["bundle"] = .text(bundle)
+        if let limit {
+            sql += " LIMIT :limit"
+            bound["limit"] = .integer(Int64(limit))
+        }
+        try store.query(sql, parameters: bound) { _, row in
+            if let id = row[0].textValue, let environment = row[2].textValue {
+                rows.append((id, row[1].textValue, environment))
+            }
+        }
+        var out: [RefundCandidate] = []
+        for (id, original, environmentText) in rows {
+            guard let environment = AppleEnvironment(appleValue: environmentText), clients[environment] != nil,
+                Self.isAppleTransactionID(id)
+            else { continue }
+            let customer = try historyCall(returning: id) ?? original ?? id
+            out.append(RefundCandidate(transactionID: id, environment: environment, customer: customer))
+        }
+        return (out, rows.count, rows.last?.0)
+    }
+
+    /// The transaction id whose history call returned `transactionID` from this source, if one did.
+    private func historyCall(returning transactionID: String) throws -> String? {
+        var location: String?
+        try store.query(
+            """
+            SELECT MIN(source_ref) FROM sightings
+            WHERE transaction_id = :id AND source_kind = 'api' AND source_name = :source AND source_ref LIKE :pattern
+            """,
+            parameters: [
+                "id": .text(transactionID), "source": .text(source.name),
+                "pattern": .text("% \(PageKind.history.rawValue) %"),
+            ]
+        ) { _, row in location = row[0].textValue }
+        guard let location, let queried = location.split(separator: " ").last else { return nil }
+        return String(queried)
+    }
+
+    private func refundKey(_ bundle: String, _ environment: AppleEnvironment, _ customer: String) -> String {
+        "refunds/\(bundle)/\(environment.rawValue)/\(customer)"
     }
 
     // MARK: - Paging signed transactions

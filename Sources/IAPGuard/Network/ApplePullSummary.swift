@@ -5,7 +5,8 @@ public struct ApplePullSummary: Sendable, Codable, Hashable {
     public var source: String
     /// Store writes of everything pulled.
     public var counts = WriteCounts()
-    /// Logical API calls made (each may have been retried) and HTTP attempts sent.
+    /// Logical API calls made (each may have been retried) and HTTP attempts sent (every request put on
+    /// the wire, retries included: ``ResilientHTTPClient`` makes every retry itself).
     public var calls = 0
     public var attempts = 0
     public var notificationPages = 0
@@ -14,6 +15,8 @@ public struct ApplePullSummary: Sendable, Codable, Hashable {
     public var historyTransactions = 0
     public var refundPages = 0
     public var refundTransactions = 0
+    /// Apple customers whose refund history was polled.
+    public var refundCustomers = 0
     /// Credited transaction ids Apple did not know in any environment the app allows.
     public var transactionsNotFound: [String] = []
     /// Work left for the next run (the call budget ran out, a stop was requested, or a call failed).
@@ -29,7 +32,7 @@ public struct ApplePullSummary: Sendable, Codable, Hashable {
             "\(calls) call(s) (\(attempts) attempt(s))",
             "\(notifications) notification(s) in \(notificationPages) page(s)",
             "\(historyTransactions) history transaction(s) in \(historyPages) page(s)",
-            "\(refundTransactions) refund(s) in \(refundPages) page(s)",
+            "\(refundTransactions) refund(s) in \(refundPages) page(s) for \(refundCustomers) customer(s)",
         ]
         if !transactionsNotFound.isEmpty { parts.append("\(transactionsNotFound.count) transaction(s) not found") }
         if !left.isEmpty { parts.append("left for the next run: " + left.joined(separator: "; ")) }

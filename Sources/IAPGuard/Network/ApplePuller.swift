@@ -5,11 +5,13 @@ import Logging
 /// The network stage: pulls Apple's own records from the App Store Server API into the store.
 ///
 /// Per configured `app_store_api` source and app, each run pulls (as configured):
-/// 1. **notification history** for the window since the last run (one query per notification type, with
-///    `onlyFailures` if set), continued with `paginationToken`;
-/// 2. **transaction history** for transactions the backend credited that the store has not seen verified
-///    (Production first; Sandbox only when the app allows Sandbox — a 4040010 never makes it guess);
-/// 3. **refund history** for customers with credited, verified transactions (least recently checked first).
+/// 1. **notification history** for the run's window (all types by default, or one query per configured
+///    type, with `onlyFailures` if set), continued with `paginationToken`;
+/// 2. **transaction history** for transactions a credit, an order or a notification names that the store
+///    has not seen verified (Production first; Sandbox only when the app allows Sandbox — a 4040010 never
+///    makes it guess an environment; the other apps' credentials are tried before "not found");
+/// 3. **refund history** for credited customers with activity since the last poll, plus a rolling sweep
+///    (each Apple customer once).
 ///
 /// Everything returned is signed: it goes through the same parsers and verifier as file sources
 /// (``NotificationParser``, ``SignedTransactionParser``, the configured ``AppleRecordVerifier``) and is
@@ -49,13 +51,15 @@ public struct ApplePuller {
     }
 
     /// Pulls every configured source. API failures are recorded in the summaries (the run goes on); store
-    /// errors throw.
-    public func pull(store: any PurchaseStore, runID: Int64, shouldStop: @escaping () -> Bool = { false }) throws
-        -> [ApplePullSummary]
-    {
+    /// errors throw. `window` is the run's: `since` when the run was given one (`--since`), `until` its end
+    /// (the notification history window follows it; see ``ApplePullSession/notificationWindow(mark:environment:)``).
+    public func pull(
+        store: any PurchaseStore, runID: Int64, window: PullWindow = PullWindow(),
+        shouldStop: @escaping () -> Bool = { false }
+    ) throws -> [ApplePullSummary] {
         var summaries: [ApplePullSummary] = []
         for source in config.appStoreAPI {
-            let summary = try pull(source: source, store: store, runID: runID, shouldStop: shouldStop)
+            let summary = try pull(source: source, store: store, runID: runID, window: window, shouldStop: shouldStop)
             logger.info("app store api pulled", metadata: ["source": "\(source.name)", "summary": "\(summary.text)"])
             summaries.append(summary)
         }
@@ -64,7 +68,8 @@ public struct ApplePuller {
 
     /// Pulls one source.
     public func pull(
-        source: AppStoreAPIConfig, store: any PurchaseStore, runID: Int64, shouldStop: @escaping () -> Bool = { false }
+        source: AppStoreAPIConfig, store: any PurchaseStore, runID: Int64, window: PullWindow = PullWindow(),
+        shouldStop: @escaping () -> Bool = { false }
     ) throws -> ApplePullSummary {
         var summary = ApplePullSummary(source: source.name)
         let key: P256.Signing.PrivateKey
@@ -81,8 +86,13 @@ public struct ApplePuller {
             requestsPerSecond: source.requestsPerSecond, logger: logger, sleep: sleep)
         let session = ApplePullSession(
             source: source, store: store, runID: runID, verifier: verifier, logger: logger, now: now,
-            shouldStop: shouldStop, notificationOverlap: notificationOverlap, notFoundRecheck: notFoundRecheck)
-        let bundles = source.bundleIDs.isEmpty ? config.apps.map(\.bundleID) : source.bundleIDs
+            shouldStop: shouldStop, notificationOverlap: notificationOverlap, notFoundRecheck: notFoundRecheck,
+            window: window)
+        let bundles = (source.bundleIDs.isEmpty ? config.apps.map(\.bundleID) : source.bundleIDs).filter { bundle in
+            config.apps.contains { $0.bundleID == bundle }
+        }
+        var clientsByBundle: [String: [AppleEnvironment: AppStoreServerAPIClient]] = [:]
+        var orderedByBundle: [String: [AppStoreServerAPIClient]] = [:]
         for bundle in bundles {
             guard let app = config.apps.first(where: { $0.bundleID == bundle }) else { continue }
             let allowed = app.environments.filter(\.isSignedByApple)
@@ -97,7 +107,13 @@ public struct ApplePuller {
                 clients[environment] = AppStoreServerAPIClient(
                     environment: environment, baseURL: base, signer: signer, http: http)
             }
-            let ordered = environments.compactMap { clients[$0] }
+            clientsByBundle[bundle] = clients
+            orderedByBundle[bundle] = environments.compactMap { clients[$0] }
+        }
+        var candidates: [(id: String, bundle: String?)]?
+        for (index, bundle) in bundles.enumerated() {
+            let clients = clientsByBundle[bundle] ?? [:]
+            let ordered = orderedByBundle[bundle] ?? []
             // The phase that goes first rotates with the run id, so a small call budget cannot starve one kind.
             let phases = [Phase.notifications, .transactionHistory, .refundHistory]
             let first = Int(runID.magnitude % UInt64(phases.count))
@@ -106,8 +122,13 @@ public struct ApplePuller {
                 case .notifications where source.pull.notifications:
                     let types: [String?] = source.pull.notificationTypes.isEmpty ? [nil] : source.pull.notificationTypes
                     try session.pullNotifications(bundle: bundle, clients: ordered, types: types)
-                case .transactionHistory where source.pull.transactionHistory:
-                    try session.pullTransactionHistory(bundle: bundle, clients: ordered)
+                case .transactionHistory where source.pull.transactionHistory && !ordered.isEmpty:
+                    // Read once per run; each candidate is checked again before Apple is asked about it.
+                    let all = try candidates ?? session.transactionCandidates()
+                    candidates = all
+                    let others = bundles.filter { $0 != bundle }.map { ($0, orderedByBundle[$0] ?? []) }
+                    try session.pullTransactionHistory(
+                        bundle: bundle, clients: ordered, others: others, candidates: all, isFirstApp: index == 0)
                 case .refundHistory where source.pull.refundHistory:
                     try session.pullRefundHistory(bundle: bundle, clients: clients)
                 default:
@@ -122,5 +143,18 @@ public struct ApplePuller {
 
     private enum Phase {
         case notifications, transactionHistory, refundHistory
+    }
+
+    /// The run's window as the pull sees it (epoch ms).
+    public struct PullWindow: Sendable, Hashable {
+        /// The start the run was given (`--since`); nil: each query continues from its own watermark.
+        public var since: Int64?
+        /// The run's end (`--until`, or now); nil: now.
+        public var until: Int64?
+
+        public init(since: Int64? = nil, until: Int64? = nil) {
+            self.since = since
+            self.until = until
+        }
     }
 }

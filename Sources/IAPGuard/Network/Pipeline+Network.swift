@@ -27,12 +27,17 @@ extension Pipeline {
 
     /// Pulls the configured App Store Server API sources into the store and adds them to `summary` (one
     /// source row each; failed calls are run errors, work left for the next run is logged).
+    /// The notification window follows the run's: `since` is the run's `--since` (nil without one), the end
+    /// is the window's `until`.
     func pullAppStoreAPI(
-        store: any PurchaseStore, runID: Int64, summary: inout RunSummary, shouldStop: @escaping () -> Bool
+        store: any PurchaseStore, runID: Int64, since: Int64?, summary: inout RunSummary,
+        shouldStop: @escaping () -> Bool
     ) throws {
         guard !config.appStoreAPI.isEmpty, !summary.stopped else { return }
         let pulls = try ApplePuller(config: config, verifier: verifier, logger: logger).pull(
-            store: store, runID: runID, shouldStop: shouldStop)
+            store: store, runID: runID, window: .init(since: since, until: summary.window?.until),
+            shouldStop: shouldStop)
+        summary.appStoreAPI = pulls
         for pull in pulls {
             try store.recordSourceCounts(
                 runID: runID, sourceName: pull.source, sourceKind: "app-store-api", counts: pull.counts)

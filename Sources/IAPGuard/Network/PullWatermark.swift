@@ -20,6 +20,12 @@ public struct PullWatermark: Sendable, Hashable, Codable {
     public var checkedAt: Int64?
     /// When Apple last answered "transaction not found" in every allowed environment (epoch ms).
     public var notFoundAt: Int64?
+    /// Refund polling of an app: activity after this run id makes a customer due.
+    public var activityAfterRun: Int64?
+    /// Refund polling of an app: the rolling sweep's position (the last transaction id it reached).
+    public var sweepAfter: String?
+    /// Refund polling of an app: when the current sweep cycle started (epoch ms).
+    public var sweepStartedAt: Int64?
 
     public init() {}
 

@@ -12,12 +12,17 @@ import Foundation
 /// Each call blocks until the whole body arrived, the deadline passed or the transfer failed. A body
 /// shorter than its `Content-Length` is ``HTTPClientError/truncated(expected:received:)``, never a
 /// response. Cookies, caches and credential stores are off: every request carries its own auth.
+///
+/// Every call uses a session of its own, so a connection is never reused: libcurl re-sends a request by
+/// itself when a reused connection turns out to have been closed by the server, and such a hidden retry
+/// would be an HTTP request nobody counted. This way each request on the wire is exactly one attempt of
+/// ``ResilientHTTPClient``, which makes every retry itself (and counts it). The cost is a new connection
+/// (and TLS handshake) per request, small at the job's request rate.
 public final class URLSessionHTTPClient: HTTPClient, @unchecked Sendable {
-    // `URLSession` is thread-safe; it is created once and never mutated afterwards.
-    private let session: URLSession
+    // Immutable after init; each call makes its own `URLSession` from it.
+    private let configuration: URLSessionConfiguration
 
-    /// Creates a client; `maxConnectionsPerHost` caps parallel connections (the job sends one request at
-    /// a time, so the default is small).
+    /// Creates a client; `maxConnectionsPerHost` caps parallel connections per call's session.
     public init(maxConnectionsPerHost: Int = 2) {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.httpCookieAcceptPolicy = .never
@@ -26,11 +31,7 @@ public final class URLSessionHTTPClient: HTTPClient, @unchecked Sendable {
         configuration.urlCredentialStorage = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.httpMaximumConnectionsPerHost = maxConnectionsPerHost
-        session = URLSession(configuration: configuration)
-    }
-
-    deinit {
-        session.finishTasksAndInvalidate()
+        self.configuration = configuration
     }
 
     public func send(_ request: HTTPRequest, timeout: TimeInterval) throws -> HTTPResponse {
@@ -45,6 +46,8 @@ public final class URLSessionHTTPClient: HTTPClient, @unchecked Sendable {
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         urlRequest.httpBody = request.body
 
+        let session = URLSession(configuration: configuration)
+        defer { session.finishTasksAndInvalidate() }
         let box = ResultBox()
         let done = DispatchSemaphore(value: 0)
         let task = session.dataTask(with: urlRequest) { data, response, error in

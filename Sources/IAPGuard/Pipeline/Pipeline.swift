@@ -194,7 +194,8 @@ public struct Pipeline {
             if summary.stopped { break }
         }
         // After the files: which transactions and refunds to ask Apple about follows from the credits.
-        try pullAppStoreAPI(store: store, runID: runID, summary: &summary, shouldStop: shouldStop)
+        try pullAppStoreAPI(
+            store: store, runID: runID, since: options.since, summary: &summary, shouldStop: shouldStop)
     }
 
     /// Starts hashing, on every core, the input files this run will have to hash (the ones `stat` cannot

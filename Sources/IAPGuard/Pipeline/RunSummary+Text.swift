@@ -46,6 +46,7 @@ extension RunSummary {
                         : String(repeating: " ", count: widths[index] - cell.count) + cell
                 }.joined(separator: "  "))
         }
+        for pull in appStoreAPI { lines.append("app store api " + pull.text) }
         let order = ["transactions", "sightings", "orders", "credits", "notifications", "refunds"]
         lines.append("store: " + order.map { "\(storeCounts[$0] ?? 0) \($0)" }.joined(separator: ", "))
         lines.append(

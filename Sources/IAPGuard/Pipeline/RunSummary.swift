@@ -50,6 +50,9 @@ public struct RunSummary: Sendable, Codable {
     public var findingsAtOrAboveFailOn = false
     /// The report folder written by this run.
     public var reportFolder: String?
+    /// What each App Store Server API source pulled: calls, HTTP attempts (retries included), pages, what it
+    /// left for the next run.
+    public var appStoreAPI: [ApplePullSummary] = []
 
     public init(runID: Int64, storePath: String) {
         self.runID = runID

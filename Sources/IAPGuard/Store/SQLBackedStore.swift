@@ -219,14 +219,17 @@ extension SQLBackedStore {
     }
 
     func mergeCanonical(_ s: AppleSighting, sightingID: String, transactionValues: [SQLValue], runID: Int64) throws {
-        guard let existing = try selectCanonical(s.transaction.transactionID) else {
+        if let existing = try selectCanonical(s.transaction.transactionID) {
+            try updateCanonical(
+                s, sightingID: sightingID, transactionValues: transactionValues, existing: existing, runID: runID)
+        } else {
             try connection.run(
                 StoreRecords.insertCanonicalSQL,
                 transactionValues + StoreRecords.canonicalValues(of: s, sightingID: sightingID, runID: runID))
-            return
         }
-        try updateCanonical(
-            s, sightingID: sightingID, transactionValues: transactionValues, existing: existing, runID: runID)
+        if StoreRecords.carriesRevocation(s.transaction) {
+            try applyRefundReversal(s.transaction.transactionID, runID: runID)
+        }
     }
 
     /// The canonical row of a transaction id: its transaction columns, then `verification`.
@@ -255,14 +258,25 @@ extension SQLBackedStore {
         let better =
             s.verification.precedence > oldPrecedence
             || (s.verification.precedence == oldPrecedence && recency > oldRecency)
+        // The revocation fields are one fact that Apple's newest signed copy decides: a better copy signed no
+        // earlier than the stored one replaces them all, and one without them clears them (a reversed refund).
+        // A better copy that is older, or unsigned, only adds a revocation it carries.
+        let decidesRevocation: Bool
+        if better, let signed = s.transaction.signedDate, let oldSigned = old[StoreRecords.signedDateIndex].integerValue
+        {
+            decidesRevocation = signed >= oldSigned
+        } else {
+            decidesRevocation = false
+        }
         var assignments = ["sighting_count = sighting_count + 1"]
         var parameters: [SQLValue] = []
         if conflict { assignments.append("conflict_count = conflict_count + 1") }
         if better {
             for (index, name) in columns.enumerated() where index > 0 {
                 let newValue = transactionValues[index]
+                let decided = decidesRevocation && StoreRecords.revocationIndexes.contains(index)
                 // A better copy replaces the fields it carries; it does not erase facts it lacks.
-                guard !newValue.isNull, newValue != old[index] else { continue }
+                guard decided || !newValue.isNull, newValue != old[index] else { continue }
                 assignments.append(StoreRecords.transactionAssignments[index])
                 parameters.append(newValue)
                 try logChange(
@@ -281,6 +295,30 @@ extension SQLBackedStore {
         parameters.append(.text(s.transaction.transactionID))
         try connection.run(
             "UPDATE apple_transaction SET \(assignments.joined(separator: ", ")) WHERE transaction_id = ?", parameters)
+    }
+
+    /// Clears the revocation fields of `transactionID`'s canonical row when a verified REFUND_REVERSED
+    /// notification is signed no earlier than the copy the row holds (or the row's copy is undated): Apple
+    /// took the refund back after the copy that reported it. A copy signed after the reversal (a new refund)
+    /// is left alone. Each cleared field is logged. Call after every write that may have set a revocation
+    /// and after every stored reversal, so the arrival order does not matter.
+    func applyRefundReversal(_ transactionID: String, runID: Int64) throws {
+        guard
+            let row = try connection.query(StoreRecords.selectRevocationSQL, [.text(transactionID)]).first,
+            row.prefix(StoreRecords.revocationColumns.count).contains(where: { !$0.isNull }),
+            let reversed = try connection.query(StoreRecords.latestReversalSQL, [.text(transactionID)]).first?.first?
+                .integerValue
+        else { return }
+        if let signed = row[StoreRecords.revocationColumns.count].integerValue, signed > reversed { return }
+        var assignments: [String] = []
+        for (index, name) in StoreRecords.revocationColumns.enumerated() where !row[index].isNull {
+            assignments.append("\(name) = NULL")
+            try logChange(
+                runID: runID, entity: "transaction", key: transactionID, field: name, old: row[index], new: .null)
+        }
+        try connection.run(
+            "UPDATE apple_transaction SET \(assignments.joined(separator: ", ")), last_run_id = ? WHERE transaction_id = ?",
+            [.integer(runID), .text(transactionID)])
     }
 
     func logChange(runID: Int64, entity: String, key: String, field: String, old: SQLValue, new: SQLValue)
@@ -356,7 +394,17 @@ extension SQLBackedStore {
             guard try replaceNotification(n, existing: existing, runID: runID) else { return StoreRecords.one() }
         }
         try connection.run(StoreRecords.insertNotificationSQL, values)
+        try notificationStored(n, runID: runID)
         return existing == nil ? StoreRecords.one(inserted: true) : StoreRecords.one(updated: true)
+    }
+
+    /// What a newly stored notification changes elsewhere: a verified REFUND_REVERSED clears the revocation
+    /// its transaction was stored with (``applyRefundReversal(_:runID:)``).
+    func notificationStored(_ n: AppleNotification, runID: Int64) throws {
+        guard n.notificationType == "REFUND_REVERSED", n.verification.status == .verified,
+            let transactionID = n.transactionID
+        else { return }
+        try applyRefundReversal(transactionID, runID: runID)
     }
 
     /// Whether notification `n` replaces the stored copy `existing` (its `verification`, `payload_hash`);

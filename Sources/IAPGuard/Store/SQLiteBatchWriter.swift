@@ -91,6 +91,9 @@ final class SQLiteBatchWriter {
                 s, sightingID: sightingID, transactionValues: StoreRecords.values(of: s.transaction),
                 existing: existing, runID: runID)
         }
+        if StoreRecords.carriesRevocation(s.transaction) {
+            try store.applyRefundReversal(s.transaction.transactionID, runID: runID)
+        }
         return StoreRecords.one(inserted: true)
     }
 
@@ -167,7 +170,10 @@ final class SQLiteBatchWriter {
         let statement = insertNotification
         statement.rewind()
         try statement.bind(values, from: 1)
-        if try statement.runChanges() > 0 { return StoreRecords.one(inserted: true) }
+        if try statement.runChanges() > 0 {
+            try store.notificationStored(n, runID: runID)
+            return StoreRecords.one(inserted: true)
+        }
         guard
             let existing = try store.database.query(StoreRecords.selectNotificationSQL, [.text(n.notificationUUID)])
                 .first
@@ -176,6 +182,7 @@ final class SQLiteBatchWriter {
         }
         guard try store.replaceNotification(n, existing: existing, runID: runID) else { return StoreRecords.one() }
         try store.database.run(StoreRecords.insertNotificationSQL, values)
+        try store.notificationStored(n, runID: runID)
         return StoreRecords.one(updated: true)
     }
 }

@@ -25,6 +25,7 @@ public enum Schema {
         SourceStatsIndexes.migration,
         TestEnvironmentIndexes.migration,
         FindingUndoSchema.migration,
+        RefundReversalSchema.migration,
     ]
 
     /// The newest schema version.

@@ -186,7 +186,25 @@ enum StoreRecords {
     /// `name = ?` for each transaction column.
     static let transactionAssignments = transactionColumns.map { "\($0) = ?" }
     static let signedDateIndex = transactionColumns.firstIndex(of: "signed_date") ?? 0
+    /// The revocation fields: Apple's newest signed copy decides them together (a copy without them clears
+    /// them), see ``SQLBackedStore/updateCanonical(_:sightingID:transactionValues:existing:runID:)``.
+    static let revocationColumns = ["revocation_date", "revocation_reason", "revocation_type", "revocation_percentage"]
+    /// Whether a copy reports a refund or revocation (any revocation field).
+    static func carriesRevocation(_ t: AppleTransaction) -> Bool {
+        t.revocationDate != nil || t.revocationReason != nil || t.revocationType != nil || t.revocationPercentage != nil
+    }
+    static let revocationIndexes = transactionColumns.indices.filter {
+        revocationColumns.contains(transactionColumns[$0])
+    }
     static let identityIndexes = transactionColumns.indices.filter { identityColumns.contains(transactionColumns[$0]) }
+    /// The canonical row's revocation fields, then `signed_date`.
+    static let selectRevocationSQL =
+        "SELECT \(revocationColumns.joined(separator: ", ")), signed_date FROM apple_transaction WHERE transaction_id = ?"
+    /// When Apple last signed a verified reversal of a transaction's refund.
+    static let latestReversalSQL = """
+        SELECT MAX(signed_date) FROM notification
+        WHERE transaction_id = ? AND notification_type = 'REFUND_REVERSED' AND verification = 'verified'
+        """
     static let insertChangeSQL =
         "INSERT INTO change_log (run_id, entity, entity_key, field, old_value, new_value) VALUES (?, ?, ?, ?, ?, ?)"
     static let insertQuarantineSQL = """

@@ -31,7 +31,7 @@ struct AppStoreAPIConfigTests {
         #expect(api.baseURLs[.sandbox]?.absoluteString == "https://api.storekit-sandbox.apple.com")
         #expect(api.maxCallsPerRun == 200)
         #expect(api.lookbackDays == 30)
-        #expect(api.pull.notificationTypes.contains("REFUND"))
+        #expect(api.pull.notificationTypes.isEmpty)  // all types: renewals and purchases as well as refunds
         #expect(!api.pull.onlyFailures)
         #expect(api.environments == nil)
         #expect(config.fxFetch == nil)

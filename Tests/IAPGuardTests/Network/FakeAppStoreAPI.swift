@@ -7,7 +7,9 @@ import Foundation
 /// test key, kid, typ, iss, aud, bid, iat/exp), serves paged transaction history, refund history,
 /// notification history and order lookup in Apple's JSON shapes, and injects faults on demand.
 ///
-/// Environments are path prefixes: `/Production/...` and `/Sandbox/...` (the config's `base_urls`).
+/// Environments are path prefixes: `/Production/...` and `/Sandbox/...` (the config's `base_urls`). Each app
+/// (`bundleID` and `otherBundleIDs`, the JWT's `bid`) has its own data: a request signed for one app never
+/// sees another's.
 final class FakeAppStoreAPI: @unchecked Sendable {
     /// A fault served instead of the next matching request.
     enum Fault: Sendable {
@@ -18,6 +20,8 @@ final class FakeAppStoreAPI: @unchecked Sendable {
         case wrongShape
         case slow(TimeInterval)
         case drop
+        /// Served normally (lets a later fault hit a request on a kept-alive connection).
+        case pass
     }
 
     struct Notification: Sendable {
@@ -29,29 +33,38 @@ final class FakeAppStoreAPI: @unchecked Sendable {
     let issuerID: String
     let keyID: String
     let bundleID: String
+    let otherBundleIDs: [String]
     let publicKey: P256.Signing.PublicKey
     let pageSize: Int
     private let lock = NSLock()
     // Guarded by `lock`.
-    private var histories: [AppleEnvironment: [String]] = [:]  // signed transactions, oldest first
-    private var historyIDs: [AppleEnvironment: Set<String>] = [:]
-    private var refunds: [AppleEnvironment: [String]] = [:]
-    private var notifications: [AppleEnvironment: [Notification]] = [:]
+    /// An app in an environment.
+    struct Scope: Hashable {
+        var bundle: String
+        var environment: AppleEnvironment
+    }
+    /// Signed transactions per customer, oldest first; which customer each transaction id belongs to.
+    private var histories: [Scope: [String: [String]]] = [:]
+    private var historyIDs: [Scope: [String: String]] = [:]
+    private var refunds: [Scope: [String: [String]]] = [:]
+    private var notifications: [Scope: [Notification]] = [:]
     private var orders: [String: [String]] = [:]
     private var faults: [(pathContains: String, fault: Fault)] = []
     private var served: [String] = []
     private var jwtFailures: [String] = []
     private(set) var server: LoopbackHTTPServer?
 
-    init(issuerID: String, keyID: String, bundleID: String, publicKey: P256.Signing.PublicKey, pageSize: Int = 2)
-        throws
-    {
+    init(
+        issuerID: String, keyID: String, bundleID: String, otherBundleIDs: [String] = [],
+        publicKey: P256.Signing.PublicKey, pageSize: Int = 2, keepAlive: Bool = false
+    ) throws {
         self.issuerID = issuerID
         self.keyID = keyID
         self.bundleID = bundleID
+        self.otherBundleIDs = otherBundleIDs
         self.publicKey = publicKey
         self.pageSize = pageSize
-        server = try LoopbackHTTPServer { [unowned self] request in self.handle(request) }
+        server = try LoopbackHTTPServer(keepAlive: keepAlive) { [unowned self] request in self.handle(request) }
     }
 
     func stop() { server?.stop() }
@@ -63,17 +76,31 @@ final class FakeAppStoreAPI: @unchecked Sendable {
 
     // MARK: - Data
 
-    func addHistory(_ signed: String, transactionID: String, environment: AppleEnvironment) {
+    /// Adds a transaction to `customer`'s history (Apple answers a history or refund lookup of any of a
+    /// customer's transaction ids with that customer's list).
+    func addHistory(
+        _ signed: String, transactionID: String, environment: AppleEnvironment, bundle: String? = nil,
+        customer: String = "customer"
+    ) {
+        let scope = Scope(bundle: bundle ?? bundleID, environment: environment)
         locked {
-            histories[environment, default: []].append(signed)
-            historyIDs[environment, default: []].insert(transactionID)
+            histories[scope, default: [:]][customer, default: []].append(signed)
+            historyIDs[scope, default: [:]][transactionID] = customer
         }
     }
-    func addRefund(_ signed: String, environment: AppleEnvironment) {
-        locked { refunds[environment, default: []].append(signed) }
+    func addRefund(
+        _ signed: String, environment: AppleEnvironment, bundle: String? = nil, customer: String = "customer"
+    ) {
+        locked {
+            refunds[Scope(bundle: bundle ?? bundleID, environment: environment), default: [:]][
+                customer, default: []
+            ].append(signed)
+        }
     }
-    func addNotification(_ n: Notification, environment: AppleEnvironment) {
-        locked { notifications[environment, default: []].append(n) }
+    func addNotification(_ n: Notification, environment: AppleEnvironment, bundle: String? = nil) {
+        locked {
+            notifications[Scope(bundle: bundle ?? bundleID, environment: environment), default: []].append(n)
+        }
     }
     func addOrder(_ orderID: String, signed: [String]) { locked { orders[orderID] = signed } }
 
@@ -96,9 +123,13 @@ final class FakeAppStoreAPI: @unchecked Sendable {
     // MARK: - Serving
 
     private func handle(_ request: LoopbackHTTPServer.Request) -> LoopbackHTTPServer.Reply {
-        if let problem = checkJWT(request.headers["authorization"]) {
-            locked { jwtFailures.append(problem) }
+        let bid: String
+        switch checkJWT(request.headers["authorization"]) {
+        case .failure(let problem):
+            locked { jwtFailures.append(problem.text) }
             return .respond(status: 401, headers: [:], body: Data())
+        case .success(let app):
+            bid = app
         }
         let fault: Fault? = locked {
             guard let index = faults.firstIndex(where: { request.path.contains($0.pathContains) }) else { return nil }
@@ -125,23 +156,23 @@ final class FakeAppStoreAPI: @unchecked Sendable {
                     seconds, status: 200, body: Data("{\"signedTransactions\": [], \"hasMore\": false}".utf8))
             case .drop:
                 return .drop
+            case .pass:
+                break
             }
         }
         let parts = request.path.split(separator: "/").map(String.init)
         guard parts.count >= 3, let environment = AppleEnvironment(rawValue: parts[0]) else {
             return .json(404, "{\"errorCode\": 4040000, \"errorMessage\": \"no such path\"}")
         }
+        let scope = Scope(bundle: bid, environment: environment)
         let route = parts.dropFirst().joined(separator: "/")
         let reply: LoopbackHTTPServer.Reply
         if route.hasPrefix("inApps/v2/history/"), request.method == "GET" {
-            reply = history(
-                environment: environment, id: parts.last ?? "", revision: request.query["revision"], refunds: false)
+            reply = history(scope: scope, id: parts.last ?? "", revision: request.query["revision"], refunds: false)
         } else if route.hasPrefix("inApps/v2/refund/lookup/"), request.method == "GET" {
-            reply = history(
-                environment: environment, id: parts.last ?? "", revision: request.query["revision"], refunds: true)
+            reply = history(scope: scope, id: parts.last ?? "", revision: request.query["revision"], refunds: true)
         } else if route == "inApps/v1/notifications/history", request.method == "POST" {
-            reply = notificationHistory(
-                environment: environment, body: request.body, token: request.query["paginationToken"])
+            reply = notificationHistory(scope: scope, body: request.body, token: request.query["paginationToken"])
         } else if route.hasPrefix("inApps/v1/lookup/"), request.method == "GET" {
             let signed = locked { orders[parts.last ?? ""] }
             reply = .json(200, json(["status": signed == nil ? 1 : 0, "signedTransactions": signed ?? []]))
@@ -152,18 +183,16 @@ final class FakeAppStoreAPI: @unchecked Sendable {
         return reply
     }
 
-    private func history(environment: AppleEnvironment, id: String, revision: String?, refunds isRefunds: Bool)
+    private func history(scope: Scope, id: String, revision: String?, refunds isRefunds: Bool)
         -> LoopbackHTTPServer.Reply
     {
-        let (known, list) = locked {
-            (
-                historyIDs[environment, default: []],
-                isRefunds ? refunds[environment, default: []] : histories[environment, default: []]
-            )
+        let (customer, lists) = locked {
+            (historyIDs[scope]?[id], isRefunds ? refunds[scope, default: [:]] : histories[scope, default: [:]])
         }
-        guard known.contains(id) else {
+        guard let customer else {
             return .json(404, "{\"errorCode\": 4040010, \"errorMessage\": \"Transaction id not found.\"}")
         }
+        let list = lists[customer, default: []]
         let start = revision.flatMap { Int($0.replacingOccurrences(of: "rev-", with: "")) } ?? 0
         let page = Array(list.dropFirst(start).prefix(pageSize))
         let next = min(list.count, start + page.count)
@@ -171,16 +200,14 @@ final class FakeAppStoreAPI: @unchecked Sendable {
             "signedTransactions": page, "revision": "rev-\(next)", "hasMore": next < list.count,
         ]
         if !isRefunds {
-            object["bundleId"] = bundleID
-            object["environment"] = environment.rawValue
+            object["bundleId"] = scope.bundle
+            object["environment"] = scope.environment.rawValue
             object["appAppleId"] = 1234
         }
         return .json(200, json(object))
     }
 
-    private func notificationHistory(environment: AppleEnvironment, body: Data, token: String?)
-        -> LoopbackHTTPServer.Reply
-    {
+    private func notificationHistory(scope: Scope, body: Data, token: String?) -> LoopbackHTTPServer.Reply {
         guard let query = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
             let start = (query["startDate"] as? NSNumber)?.int64Value,
             let end = (query["endDate"] as? NSNumber)?.int64Value
@@ -188,7 +215,7 @@ final class FakeAppStoreAPI: @unchecked Sendable {
             return .json(400, "{\"errorCode\": 4000000, \"errorMessage\": \"bad body\"}")
         }
         let type = query["notificationType"] as? String
-        let all = locked { notifications[environment, default: []] }
+        let all = locked { notifications[scope, default: []] }
         let matching = all.filter { $0.signedDate >= start && $0.signedDate <= end && (type == nil || $0.type == type) }
             .sorted { $0.signedDate < $1.signedDate }
         let offset = token.flatMap { Int($0.replacingOccurrences(of: "tok-", with: "")) } ?? 0
@@ -213,8 +240,27 @@ final class FakeAppStoreAPI: @unchecked Sendable {
             as: UTF8.self)
     }
 
-    /// Checks the bearer JWT as Apple does; returns the problem, or nil when it is acceptable.
-    private func checkJWT(_ header: String?) -> String? {
+    struct JWTProblem: Error {
+        var text: String
+    }
+
+    /// Checks the bearer JWT as Apple does; returns the app (`bid`) it was signed for, or the problem.
+    private func checkJWT(_ header: String?) -> Result<String, JWTProblem> {
+        switch jwtProblem(header) {
+        case .some(let problem): return .failure(JWTProblem(text: problem))
+        case .none: return .success(jwtBundle(header) ?? bundleID)
+        }
+    }
+
+    private func jwtBundle(_ header: String?) -> String? {
+        guard let header, let claims = header.dropFirst(7).split(separator: ".").dropFirst().first,
+            let data = Base64URL.decode(String(claims)),
+            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+        else { return nil }
+        return object["bid"] as? String
+    }
+
+    private func jwtProblem(_ header: String?) -> String? {
         guard let header, header.hasPrefix("Bearer ") else { return "no bearer token" }
         let parts = header.dropFirst(7).split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         guard parts.count == 3, let headerData = Base64URL.decode(parts[0]),
@@ -231,7 +277,7 @@ final class FakeAppStoreAPI: @unchecked Sendable {
         else { return "bad signature" }
         let now = Int64(Date().timeIntervalSince1970)
         guard claims["iss"] as? String == issuerID, claims["aud"] as? String == "appstoreconnect-v1",
-            claims["bid"] as? String == bundleID
+            let bid = claims["bid"] as? String, bid == bundleID || otherBundleIDs.contains(bid)
         else { return "bad claims" }
         guard let iat = (claims["iat"] as? NSNumber)?.int64Value, let exp = (claims["exp"] as? NSNumber)?.int64Value,
             iat <= now + 60, exp > now, exp - iat <= 1200

@@ -7,8 +7,9 @@ import Foundation
 #endif
 
 /// A tiny HTTP/1.1 server on 127.0.0.1 (an ephemeral port) for network tests: one thread per connection,
-/// one request per connection (`Connection: close`), and a handler that decides what to send — a normal
-/// response, a truncated body, a delay, or a dropped connection.
+/// one request per connection (`Connection: close`) or, with `keepAlive`, requests served on a connection
+/// until the client closes it (as Apple's servers do, so a client may reuse it), and a handler that decides
+/// what to send — a normal response, a truncated body, a delay, or a dropped connection.
 final class LoopbackHTTPServer: @unchecked Sendable {
     struct Request: Sendable {
         var method: String
@@ -41,8 +42,11 @@ final class LoopbackHTTPServer: @unchecked Sendable {
     private var stopped = false
     private var requestLog: [Request] = []
 
-    init(handler: @escaping @Sendable (Request) -> Reply) throws {
+    let keepAlive: Bool
+
+    init(keepAlive: Bool = false, handler: @escaping @Sendable (Request) -> Reply) throws {
         self.handler = handler
+        self.keepAlive = keepAlive
         #if canImport(Glibc)
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
@@ -117,20 +121,25 @@ final class LoopbackHTTPServer: @unchecked Sendable {
 
     private func serve(_ fd: Int32) {
         defer { close(fd) }
-        guard let request = readRequest(fd) else { return }
-        lock.lock()
-        requestLog.append(request)
-        lock.unlock()
-        switch handler(request) {
-        case .respond(let status, let headers, let body):
-            write(fd, head(status, headers, length: body.count) + body)
-        case .truncated(let status, let body, let sent):
-            write(fd, head(status, ["Content-Type": "application/json"], length: body.count) + body.prefix(sent))
-        case .delayed(let seconds, let status, let body):
-            Thread.sleep(forTimeInterval: seconds)
-            write(fd, head(status, ["Content-Type": "application/json"], length: body.count) + body)
-        case .drop:
-            return
+        // At most 1000 requests per connection (a bound for the loop; clients open a new one after).
+        for _ in 0..<(keepAlive ? 1000 : 1) {
+            guard let request = readRequest(fd) else { return }
+            lock.lock()
+            requestLog.append(request)
+            lock.unlock()
+            switch handler(request) {
+            case .respond(let status, let headers, let body):
+                write(fd, head(status, headers, length: body.count) + body)
+            case .truncated(let status, let body, let sent):
+                write(fd, head(status, ["Content-Type": "application/json"], length: body.count) + body.prefix(sent))
+                return
+            case .delayed(let seconds, let status, let body):
+                Thread.sleep(forTimeInterval: seconds)
+                write(fd, head(status, ["Content-Type": "application/json"], length: body.count) + body)
+            case .drop:
+                return
+            }
+            if isStopped { return }
         }
         shutdown(fd, Int32(SHUT_WR))
     }
@@ -138,7 +147,7 @@ final class LoopbackHTTPServer: @unchecked Sendable {
     private func head(_ status: Int, _ headers: [String: String], length: Int) -> Data {
         var text = "HTTP/1.1 \(status) \(status == 200 ? "OK" : "Status")\r\n"
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) { text += "\(name): \(value)\r\n" }
-        text += "Content-Length: \(length)\r\nConnection: close\r\n\r\n"
+        text += "Content-Length: \(length)\r\nConnection: \(keepAlive ? "keep-alive" : "close")\r\n\r\n"
         return Data(text.utf8)
     }
 

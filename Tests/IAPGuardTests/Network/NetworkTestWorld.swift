@@ -19,8 +19,12 @@ final class NetworkTestWorld {
     let keyFile: URL
     let fake: FakeAppStoreAPI
     let logs = LogCapture()
+    let otherApps: [String]
 
-    init(pageSize: Int = 2) throws {
+    /// `otherApps`: more configured apps the fake serves (their own data, the same API key); `keepAlive`:
+    /// the fake keeps connections open between requests, as Apple's servers do.
+    init(pageSize: Int = 2, otherApps: [String] = [], keepAlive: Bool = false) throws {
+        self.otherApps = otherApps
         directory = TestScratch.root.appendingPathComponent("iapguard-net-\(UUID().uuidString)")
         try FileManager.default.createDirectory(
             at: directory.appendingPathComponent("data"), withIntermediateDirectories: true)
@@ -32,7 +36,7 @@ final class NetworkTestWorld {
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: keyFile.path)
         fake = try FakeAppStoreAPI(
             issuerID: "57246542-96fe-1a63-e053-0824d011072a", keyID: "TESTKEY123", bundleID: Self.bundleID,
-            publicKey: apiKey.publicKey, pageSize: pageSize)
+            otherBundleIDs: otherApps, publicKey: apiKey.publicKey, pageSize: pageSize, keepAlive: keepAlive)
     }
 
     deinit {
@@ -49,8 +53,8 @@ final class NetworkTestWorld {
 
     /// The config: one app (environments given), the test root trusted, the fake as base URLs.
     func config(
-        environments: String = "[Production, Sandbox]", maxCalls: Int = 500, pull: String = "", extra: String = "",
-        sources: [String] = []
+        environments: String = "[Production, Sandbox]", maxCalls: Int? = 500, pull: String = "", extra: String = "",
+        sources: [String] = [], lookbackDays: Int? = 60
     ) throws -> Config {
         let yaml = """
             store: state/store.sqlite
@@ -63,14 +67,15 @@ final class NetworkTestWorld {
                 environments: \(environments)
                 products:
                   - {product_id: \(Self.product), type: Consumable, units: 600, price: "4.99", currency: USD}
+            \(otherApps.map { "  - {bundle_id: \($0), environments: \(environments), products: [{product_id: \($0).pack6, type: Consumable, units: 600}]}" }.joined(separator: "\n"))
             app_store_api:
               name: apple
               issuer_id: \(fake.issuerID)
               key_id: \(fake.keyID)
               key_file: \(keyFile.lastPathComponent)
               base_urls: {Production: "\(fake.baseURL(.production).absoluteString)", Sandbox: "\(fake.baseURL(.sandbox).absoluteString)"}
-              max_calls_per_run: \(maxCalls)
-              lookback_days: 60
+            \(maxCalls.map { "  max_calls_per_run: \($0)" } ?? "")
+            \(lookbackDays.map { "  lookback_days: \($0)" } ?? "")
               timeout_seconds: 0.5
               requests_per_second: 1000
               retry: {max_attempts: 6, base_delay_ms: 1, max_delay_ms: 5, max_retry_after_s: 2}
@@ -102,14 +107,15 @@ final class NetworkTestWorld {
 
     func signedTransaction(
         _ id: String, environment: AppleEnvironment = .production, purchaseDate: Int64 = NetworkTestWorld.t0,
-        revocationDate: Int64? = nil, originalID: String? = nil
+        revocationDate: Int64? = nil, originalID: String? = nil, signedDate: Int64? = nil, bundle: String? = nil
     ) throws -> String {
         var payload: [String: Any] = [
-            "transactionId": id, "originalTransactionId": originalID ?? id, "bundleId": Self.bundleID,
-            "productId": Self.product, "type": "Consumable", "quantity": 1, "purchaseDate": purchaseDate,
+            "transactionId": id, "originalTransactionId": originalID ?? id, "bundleId": bundle ?? Self.bundleID,
+            "productId": bundle.map { "\($0).pack6" } ?? Self.product, "type": "Consumable", "quantity": 1,
+            "purchaseDate": purchaseDate,
             "originalPurchaseDate": purchaseDate, "environment": environment.rawValue, "storefront": "USA",
             "currency": "USD", "price": 4990, "inAppOwnershipType": "PURCHASED", "transactionReason": "PURCHASE",
-            "signedDate": max(purchaseDate, revocationDate ?? purchaseDate) + 1000,
+            "signedDate": signedDate ?? (max(purchaseDate, revocationDate ?? purchaseDate) + 1000),
         ]
         if let revocationDate {
             payload["revocationDate"] = revocationDate

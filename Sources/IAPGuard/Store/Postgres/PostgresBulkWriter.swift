@@ -130,6 +130,13 @@ struct PostgresBulkWriter {
             try copy(
                 table: "apple_transaction", columns: StoreRecords.transactionColumns + StoreRecords.canonicalColumns,
                 rows: direct)
+            // A reversal stored before this first copy of a revoked transaction still applies to it.
+            for (sighting, _) in canonical where StoreRecords.carriesRevocation(sighting.transaction) {
+                let id = sighting.transaction.transactionID
+                if !existingTransactions.contains(id), perTransaction[id] == 1 {
+                    try store.applyRefundReversal(id, runID: runID)
+                }
+            }
         }
         return counts
     }
