@@ -473,7 +473,7 @@ class Worker:
 
 def decode_range(task):
     """One worker task: the lines of [start, end) of a JSON Lines source, decoded (and verified) to JSON Lines."""
-    kind, source_name, path, start, end, first_line, out_dir, index = task
+    kind, source_name, path, start, end, out_dir, index = task
     began = time.perf_counter()
     worker = Worker(out_dir)
     sightings_path = os.path.join(out_dir, f"sightings-{index:05d}.jsonl")
@@ -482,18 +482,18 @@ def decode_range(task):
     with open(path, "rb") as source, open(sightings_path, "wb") as sightings_out, \
             open(notifications_path, "wb") as notifications_out:
         source.seek(start)
-        line_number = first_line
         position = start
         while position < end:
             line = source.readline()
             if not line:
                 break
+            # Records are referred to by the byte offset of their line (line numbers would need a pass over
+            # everything before the range).
+            ref = f"{os.path.basename(path)}@{position}"
             position += len(line)
-            line_number += 1
             if not line.strip():
                 continue
             records += 1
-            ref = f"{os.path.basename(path)}:{line_number}"
             try:
                 if kind == "receipts":
                     obj = orjson.loads(line)
@@ -517,7 +517,7 @@ def decode_range(task):
 
 
 def ranges(path, pieces):
-    """Byte ranges of about CHUNK_BYTES (at least `pieces`), each starting at a line, with its first line number."""
+    """Byte ranges of about CHUNK_BYTES (at least `pieces`), each starting at the start of a line."""
     size = os.path.getsize(path)
     count = max(pieces, size // CHUNK_BYTES + 1)
     bounds = [0]
@@ -527,16 +527,9 @@ def ranges(path, pieces):
             if handle.tell() > 0:
                 handle.readline()
             bounds.append(min(handle.tell(), size))
-        bounds.append(size)
-        bounds = sorted(set(bounds))
-        # Line numbers of each range's first line, for file:line references.
-        result = []
-        handle.seek(0)
-        line = 0
-        for start, end in zip(bounds, bounds[1:]):
-            result.append((start, end, line))
-            line += handle.read(end - start).count(b"\n")
-    return result
+    bounds.append(size)
+    bounds = sorted(set(bounds))
+    return list(zip(bounds, bounds[1:]))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -569,7 +562,7 @@ def load(con, config, base, work, source_list):
     # One row per notification_uuid, as the store keeps it.
     con.execute(f"CREATE TABLE notifications AS SELECT * FROM read_json('{notifications}', "
                 f"format='newline_delimited', columns={NOTIFICATION_COLUMNS!r}) "
-                "QUALIFY ROW_NUMBER() OVER (PARTITION BY notification_uuid ORDER BY source_ref) = 1")
+                "QUALIFY ROW_NUMBER() OVER (PARTITION BY notification_uuid) = 1")
     # The canonical copy: verified > not-signed > unverified, then the latest signedDate; failed copies never.
     con.execute("""
         CREATE TABLE transactions AS
@@ -577,7 +570,7 @@ def load(con, config, base, work, source_list):
           SELECT s.*, COUNT(*) OVER (PARTITION BY transaction_id) AS sighting_count,
                  ROW_NUMBER() OVER (PARTITION BY transaction_id ORDER BY
                    CASE verification WHEN 'verified' THEN 0 WHEN 'not-signed' THEN 1 ELSE 2 END,
-                   signed_date DESC NULLS LAST, source_ref) AS rank
+                   signed_date DESC NULLS LAST) AS rank
           FROM sightings s WHERE verification <> 'failed')
         WHERE rank = 1""")
     con.execute("""
@@ -700,8 +693,8 @@ def main():
             if source.get("format", "jsonl") != "jsonl":
                 sys.exit(f"peer_pipeline.py: source {source['name']}: only JSON Lines is read for {source['kind']}")
             for path in files:
-                for start, end, first_line in ranges(path, workers):
-                    tasks.append((source["kind"], source["name"], path, start, end, first_line, work, len(tasks)))
+                for start, end in ranges(path, workers):
+                    tasks.append((source["kind"], source["name"], path, start, end, work, len(tasks)))
         else:
             others.append((source["kind"], files))
 
