@@ -120,22 +120,22 @@ def evaluate_chain(leaf_b64, intermediate_b64):
         except (ValueError, TypeError, InvalidSignature):
             continue
     if root is None:
-        return ("failed", "untrusted-root", "the intermediate is not signed by a trusted root")
+        return ("failed", "chain-untrusted", "the intermediate is not signed by a trusted root")
     try:
         leaf.verify_directly_issued_by(intermediate)
     except (ValueError, TypeError, InvalidSignature):
-        return ("failed", "bad-chain", "the leaf is not signed by the intermediate")
+        return ("failed", "chain-untrusted", "the leaf is not signed by the intermediate")
     try:
         constraints = intermediate.extensions.get_extension_for_class(x509.BasicConstraints).value
         if not constraints.ca:
-            return ("failed", "bad-chain", "the intermediate is not a CA")
+            return ("failed", "chain-untrusted", "the intermediate is not a CA")
     except x509.ExtensionNotFound:
-        return ("failed", "bad-chain", "the intermediate has no basic constraints")
+        return ("failed", "chain-untrusted", "the intermediate has no basic constraints")
     for cert, oid, name in ((leaf, LEAF_OID, "leaf"), (intermediate, INTERMEDIATE_OID, "intermediate")):
         try:
             cert.extensions.get_extension_for_oid(oid)
         except x509.ExtensionNotFound:
-            return ("failed", "missing-apple-oid", f"the {name} lacks {oid.dotted_string}")
+            return ("failed", "oid-missing", f"the {name} lacks {oid.dotted_string}")
     key = leaf.public_key()
     if not isinstance(key, ec.EllipticCurvePublicKey) or key.curve.name != "secp256r1":
         return ("failed", "bad-chain", "the leaf key is not P-256")
@@ -184,7 +184,11 @@ def check_claims(payload, kind):
 
 
 def verify(jws, kind):
-    """(outcome, reason) of one decoded JWS: header, chain (cached), validity, ES256 signature, claims."""
+    """(outcome, reason) of one decoded JWS: header, chain (cached), validity, ES256 signature, claims.
+
+    The reasons use iapguard's names (bad-alg, bad-chain, chain-untrusted, oid-missing, expired, bad-signature,
+    bad-format, wrong-bundle, wrong-environment, wrong-app, nested-failed) so the bench can compare them.
+    """
     header, payload, signing_input, signature = jws
     if header.get("alg") != "ES256":
         return ("failed", "bad-alg")

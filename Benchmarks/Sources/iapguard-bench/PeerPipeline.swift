@@ -91,6 +91,12 @@ enum PeerPipeline {
             line.append("\(status) iapguard \(ours) peer \(peerCount("notification", status))")
         }
         Measure.line("run", "  verification, notifications", line.joined(separator: "; "))
+        let ourFailures = try store.database.query(
+            "SELECT source_kind, verification_reason, COUNT(*) FROM sightings WHERE verification = 'failed' "
+                + "GROUP BY source_kind, verification_reason ORDER BY source_kind, verification_reason"
+        ).map { "\($0[0].textValue ?? "?") \($0[1].textValue ?? "?"): \($0[2].integerValue ?? 0)" }
+        Measure.line(
+            "run", "  iapguard failed sightings", ourFailures.isEmpty ? "none" : ourFailures.joined(separator: ", "))
         let failures = peer.filter { $0.value > 0 && $0.key.contains(" failed") }
             .sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
         Measure.line(
