@@ -33,11 +33,21 @@ enum PeerPipeline {
         for stage in ["decode", "verify", "decode_verify_wall", "load", "rules", "total"] {
             Measure.line("run", "  peer \(stage)", String(format: "%8.2f s", seconds[stage] ?? 0))
         }
-        if let records = result["records"] as? [String: [String: Int]] {
-            for (group, counts) in records.sorted(by: { $0.key < $1.key }) {
-                let text = counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-                Measure.line("run", "  peer records \(group)", text)
-            }
+        let records = result["records"] as? [String: [String: Int]] ?? [:]
+        if let decoded = records["decoded"] {
+            let text = decoded.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            Measure.line("run", "  peer records decoded", text)
+        }
+        // The peer's tables beside the store's views (rows per view; `refunds` differs where the store keeps a
+        // revocation that a later REFUND_REVERSED cleared, see Benchmarks/README.md).
+        let store = try SQLiteStore(path: ours.storePath)
+        let views = ["credits", "notifications", "orders", "refunds", "sightings", "transactions"]
+        for table in views {
+            guard let peerRows = records["loaded"]?[table] else { continue }
+            let storeRows = try store.database.scalar("SELECT COUNT(*) FROM \(table)")?.integerValue ?? -1
+            Measure.line(
+                "run", "  rows in \(table): iapguard store / peer",
+                "\(storeRows) / \(peerRows)\(storeRows == peerRows ? "" : "  (differ)")")
         }
         let peerSeconds = seconds["total"] ?? wall
         let rss = result["peak_rss_kib"] as? [String: Int] ?? [:]
