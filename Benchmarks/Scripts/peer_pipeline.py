@@ -690,6 +690,9 @@ def main():
                              "app_apple_id": a.get("app_apple_id")} for a in config.get("apps") or []}
     work = keep or tempfile.mkdtemp(prefix="iapguard-peer-")
     os.makedirs(work, exist_ok=True)
+    # One empty file of each kind, so that a config without JSON Lines sources still loads empty tables.
+    for name in ("sightings-empty.jsonl", "notifications-empty.jsonl"):
+        open(os.path.join(work, name), "wb").close()
     tasks, others = [], []
     for source in config.get("sources") or []:
         files = source_files(base, source["path"])
