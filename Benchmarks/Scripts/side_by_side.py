@@ -16,6 +16,8 @@ import sys
 import tempfile
 import time
 
+from rule_sql import bind
+
 
 def run_orjson(paths):
     import orjson
@@ -36,32 +38,6 @@ def run_orjson(paths):
 # The views the rules read (docs/data-contract.md).
 VIEWS = ["transactions", "sightings", "orders", "credits", "notifications", "refunds", "apps", "catalog",
          "testers", "fx_rates", "findings"]
-
-
-def sql_literal(value):
-    if value is None:
-        return "NULL"
-    if isinstance(value, bool):
-        return "TRUE" if value else "FALSE"
-    if isinstance(value, int):
-        # SQLite integers are 64-bit; a bare literal is INT32 in DuckDB (30 * 86400000 would overflow).
-        return f"CAST({value} AS BIGINT)"
-    if isinstance(value, float):
-        return repr(value)
-    return "'" + str(value).replace("'", "''") + "'"
-
-
-def bind(sql, params):
-    """Replaces :name parameters (SQLite style) with literals, longest names first."""
-    import re
-
-    def replace(match):
-        name = match.group(1)
-        if name in params:
-            return sql_literal(params[name])
-        return match.group(0)
-
-    return re.sub(r"(?<![:\w]):([A-Za-z_][A-Za-z0-9_]*)", replace, sql)
 
 
 def export_with_python(source, view, csv_path):

@@ -28,6 +28,16 @@ enum Measure {
         return Int(usage.ru_maxrss) * 1024
     }
 
+    /// A counter of `/proc/self/io` (`write_bytes`: bytes this process caused to be written to storage,
+    /// counted when it dirties the pages; `cancelled_write_bytes`: dirty bytes dropped before writeback, e.g.
+    /// of a truncated WAL); `nil` where unreadable.
+    static func ioCounter(_ name: String) -> Int? {
+        guard let io = try? String(contentsOfFile: "/proc/self/io", encoding: .utf8),
+            let line = io.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") })
+        else { return nil }
+        return Int(line.split(separator: " ").last ?? "")
+    }
+
     /// The 1-, 5- and 15-minute load averages (the machine is shared: figures are noisy).
     static func loadAverage() -> String {
         (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?

@@ -157,24 +157,8 @@ enum RulesBenchmark {
     }
 
     static func duckDB(_ options: BenchOptions, rules: [Rule], config: Config, ours: [String: Double]) throws {
-        var list: [[String: Any]] = []
-        for rule in rules {
-            let bound = rule.boundParameters(
-                overrides: config.ruleParams[rule.id] ?? [:], now: BenchWorld.now, since: 0,
-                referenceCurrency: config.referenceCurrency)
-            var params: [String: Any] = [:]
-            for (name, value) in bound {
-                switch value {
-                case .integer(let n): params[name] = n
-                case .real(let d): params[name] = d
-                case .text(let t): params[name] = t
-                default: params[name] = NSNull()
-                }
-            }
-            list.append(["id": rule.id, "sql": rule.query, "params": params])
-        }
         let rulesFile = options.directory.appendingPathComponent("rules-for-duckdb.json")
-        try JSONSerialization.data(withJSONObject: list, options: [.prettyPrinted]).write(to: rulesFile)
+        try PythonSideBySide.writeRules(rules, config: config, to: rulesFile)
         let rows: [[String: Any]]
         do {
             rows = try PythonSideBySide.run(options, ["duckdb", IngestBenchmark.storePath(options), rulesFile.path])

@@ -3,9 +3,11 @@ import IAPGuard
 import Logging
 
 /// The whole job on the world (ingest with verification, rules, reports) in this process, from an empty
-/// store: seconds, records/s and peak RSS (the 1 GiB target is for this figure).
+/// store: seconds, records/s, peak RSS and bytes written beside the final store size; then the
+/// whole-pipeline peer (`PeerPipeline`) on the same world and the ratios of the two.
 enum RunBenchmark {
     static func run(_ options: BenchOptions) throws {
+        try PeerPipeline.checkPrerequisites(options)
         var config = try BenchWorld.config(options)
         let folder = options.directory.appendingPathComponent("run")
         try? FileManager.default.removeItem(at: folder)
@@ -24,7 +26,11 @@ enum RunBenchmark {
             print("run     rules left out (--skip-rules): \(options.skipRules.sorted().joined(separator: ", "))")
         }
         Measure.header("run", "whole job (Pipeline.run) on \(options.worldDirectory.path)")
+        let writtenBefore = Measure.ioCounter("write_bytes")
+        let cancelledBefore = Measure.ioCounter("cancelled_write_bytes") ?? 0
         let (summary, seconds) = try runPipeline(config)
+        let written = Measure.ioCounter("write_bytes").map { $0 - (writtenBefore ?? 0) }
+        let cancelled = (Measure.ioCounter("cancelled_write_bytes") ?? 0) - cancelledBefore
         let records = summary.sources.reduce(0) { $0 + $1.counts.records }
         let findings = summary.ruleStats.reduce(0) { $0 + $1.hits + $1.inconclusive }
         Measure.line(
@@ -41,7 +47,25 @@ enum RunBenchmark {
                 String(format: "%8.2f s  ", stats.queryMillis / 1000)
                     + "\(stats.hits + stats.inconclusive) findings\(stats.error.map { "  error: \($0)" } ?? "")")
         }
-        Measure.line("run", "peak RSS of the whole run", Measure.mib(Measure.peakRSS()))
+        let peakRSS = Measure.peakRSS()
+        Measure.line("run", "peak RSS of the whole run", Measure.mib(peakRSS))
+        let storeBytes = ["", "-wal", "-shm"].reduce(0) { total, suffix in
+            let path = config.storePath.path + suffix
+            return total + ((try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? Int ?? 0)
+        }
+        if let written {
+            Measure.line(
+                "run", "bytes written during the run (/proc/self/io write_bytes)",
+                "\(Measure.mib(written)) (cancelled before writeback \(Measure.mib(cancelled)))  final store "
+                    + "\(Measure.mib(storeBytes))  ratio " + Measure.ratio(Double(written), Double(storeBytes))
+                    + " (target ≤ 3)")
+        } else {
+            Measure.line("run", "bytes written during the run", "unknown (/proc/self/io unreadable)")
+        }
+        let (rules, _) = config.rulesDirectory.map { RuleSet.load(from: $0) } ?? ([], [])
+        try PeerPipeline.run(
+            options, config: config, rules: rules,
+            ours: PeerPipeline.Ours(seconds: seconds, peakRSS: peakRSS, storePath: config.storePath.path))
     }
 
     /// `Pipeline.run` for the world's window (warnings only on stderr), timed.
