@@ -223,16 +223,7 @@ extension UserSimulator {
         if k % 2 == 1 {
             // A genuine signed transaction of the sister app (Apple's signature and chain are valid), redeemed
             // and credited: verification refuses it as wrong-bundle, which is a bundle mismatch, not a forgery.
-            let tx = newTransaction(C.cheapTip, storefront: user.home, at: t0, token: nil)
-            sink.countPurchase()
-            var order = newOrder(for: tx, by: user, status: "credited", channel: .jws)
-            order.bundleID = C.coinsApp.bundleID
-            order.productID = C.pack2500.productID
-            order.price = C.localPrice(C.pack2500, in: user.home)
-            try sink.order(order)
-            let at = t0 + rng.int64(2000...40000)
-            try deliver(tx, channel: .jws, submitter: user.id, orderID: order.orderID, at: at)
-            try sink.credit(newCredit(for: tx, order: order, to: user, at: at + 900, product: C.pack2500))
+            let (tx, order) = try redeemSisterAppTip(at: t0, channel: .jws, credited: true)
             var t = truthFor(
                 .unknownBundle, "IAP-004", hit: true, tx: tx, order: order,
                 note: "a genuine \(C.cheapApp.bundleID) signed transaction redeemed for \(C.pack2500.productID)")
@@ -244,20 +235,29 @@ extension UserSimulator {
                     note: "validly signed by Apple for another app: not a forgery"))
             return
         }
+        let (tx, order) = try redeemSisterAppTip(at: t0, channel: .legacy, credited: true)
+        let note = "a \(C.cheapApp.bundleID) receipt redeemed for \(C.pack2500.productID)"
+        try truth(truthFor(.unknownBundle, "IAP-004", hit: true, tx: tx, order: order, note: note))
+        try truth(truthFor(.unknownBundle, "IAP-005", hit: true, tx: tx, order: order, primary: false, note: note))
+        try truth(truthFor(.unknownBundle, "IAP-018", hit: true, tx: tx, order: order, primary: false, note: note))
+    }
+
+    /// The sister app's tip presented for a `pack2500` order of the coins app: credited as `pack2500` when
+    /// `credited`, else the order fails and nothing is credited.
+    func redeemSisterAppTip(at t0: Int64, channel: Channel, credited: Bool) throws -> (AppleTransaction, BackendOrder) {
         let tx = newTransaction(C.cheapTip, storefront: user.home, at: t0, token: nil)
         sink.countPurchase()
-        var order = newOrder(for: tx, by: user, status: "credited", channel: .legacy)
+        var order = newOrder(for: tx, by: user, status: credited ? "credited" : "failed", channel: channel)
         order.bundleID = C.coinsApp.bundleID
         order.productID = C.pack2500.productID
         order.price = C.localPrice(C.pack2500, in: user.home)
         try sink.order(order)
         let at = t0 + rng.int64(2000...40000)
-        try deliver(tx, channel: .legacy, submitter: user.id, orderID: order.orderID, at: at)
-        try sink.credit(newCredit(for: tx, order: order, to: user, at: at + 900, product: C.pack2500))
-        let note = "a \(C.cheapApp.bundleID) receipt redeemed for \(C.pack2500.productID)"
-        try truth(truthFor(.unknownBundle, "IAP-004", hit: true, tx: tx, order: order, note: note))
-        try truth(truthFor(.unknownBundle, "IAP-005", hit: true, tx: tx, order: order, primary: false, note: note))
-        try truth(truthFor(.unknownBundle, "IAP-018", hit: true, tx: tx, order: order, primary: false, note: note))
+        try deliver(tx, channel: channel, submitter: user.id, orderID: order.orderID, at: at)
+        if credited {
+            try sink.credit(newCredit(for: tx, order: order, to: user, at: at + 900, product: C.pack2500))
+        }
+        return (tx, order)
     }
 
     func crossAppRedemption(_ k: Int) throws {
@@ -664,16 +664,21 @@ extension UserSimulator {
         try truth(truthFor(.familySharing, "IAP-002", hit: false, tx: shared, user: member, note: note))
         try truth(truthFor(.familySharing, "IAP-013", hit: false, tx: shared, user: member, note: note))
         if k % 2 == 1 {
-            var revoked = shared
-            revoked.revocationDate = revokeAt
-            revoked.revocationReason = 0
-            revoked.revocationType = "FAMILY_REVOKE"
-            try notify("REVOKE", about: revoked, at: revokeAt + rng.int64(5000...60000), autoRenew: false)
+            try familyRevoke(shared, at: revokeAt)
             try truth(
                 truthFor(
                     .familySharing, "IAP-015", hit: false, tx: shared, user: member,
                     note: "family sharing stopped: REVOKE, entitlement reversed within hours"))
         }
+    }
+
+    /// Apple's REVOKE of a family member's shared copy when the purchaser stops sharing.
+    func familyRevoke(_ shared: AppleTransaction, at revokeAt: Int64) throws {
+        var revoked = shared
+        revoked.revocationDate = revokeAt
+        revoked.revocationReason = 0
+        revoked.revocationType = "FAMILY_REVOKE"
+        try notify("REVOKE", about: revoked, at: revokeAt + rng.int64(5000...60000), autoRenew: false)
     }
 
     func subscriptionRenewals() throws {
@@ -821,11 +826,16 @@ extension UserSimulator {
                 note: "REFUND later undone by REFUND_REVERSED; credit kept"))
     }
 
-    func nativeCheapStorefront(_ k: Int) throws {
+    /// Makes the user a StoreKit 2 resident of a cheap storefront with a little ordinary activity at home.
+    func liveInACheapStorefront(_ k: Int) throws {
         let codes = C.cheapStorefrontCodes
         user.home = C.storefront(codes[k % codes.count])
         user.storeKit2 = true
         try runNormal(minPurchases: 2, allowSubscription: false)
+    }
+
+    func nativeCheapStorefront(_ k: Int) throws {
+        try liveInACheapStorefront(k)
         let at = scenarioTime()
         let made = try buy(C.pack1200, at: at, channel: .jws, noise: false)
         try truth(
@@ -855,14 +865,7 @@ extension UserSimulator {
 
     func foreignGenuineRefused() throws {
         try runNormal()
-        let t0 = scenarioTime()
-        let tx = newTransaction(C.cheapTip, storefront: user.home, at: t0, token: nil)
-        sink.countPurchase()
-        var order = newOrder(for: tx, by: user, status: "failed", channel: .jws)
-        order.bundleID = C.coinsApp.bundleID
-        order.productID = C.pack2500.productID
-        try sink.order(order)
-        try deliver(tx, channel: .jws, submitter: user.id, orderID: order.orderID, at: t0 + rng.int64(2000...40000))
+        let (tx, order) = try redeemSisterAppTip(at: scenarioTime(), channel: .jws, credited: false)
         var t = truthFor(
             .foreignGenuineRefused, "IAP-004", hit: false, tx: tx, order: order,
             note: "a genuine \(C.cheapApp.bundleID) signed transaction submitted; the backend refused it (no credit)")
@@ -877,10 +880,7 @@ extension UserSimulator {
     /// A resident of a cheap storefront who travels: one trip abroad, then buys at home again. Buying at home
     /// is never arbitrage, even right after a storefront change.
     func cheapResidentTraveller(_ k: Int) throws {
-        let codes = C.cheapStorefrontCodes
-        user.home = C.storefront(codes[k % codes.count])
-        user.storeKit2 = true
-        try runNormal(minPurchases: 2, allowSubscription: false)
+        try liveInACheapStorefront(k)
         let trip = C.storefront(C.fullPriceStorefrontCodes[k % C.fullPriceStorefrontCodes.count])
         let t0 = scenarioTime(beforeEnd: 6 * WorldTime.day)
         try buy(C.pack550, at: t0, channel: .jws, storefront: trip, userCountry: user.home.code, noise: false)
@@ -961,11 +961,7 @@ extension UserSimulator {
             credit.reversedAt = revokeAt + rng.int64(WorldTime.hour...3 * WorldTime.hour)
             credit.reversalReason = "revoke"
             try sink.credit(credit)
-            var revoked = shared
-            revoked.revocationDate = revokeAt
-            revoked.revocationReason = 0
-            revoked.revocationType = "FAMILY_REVOKE"
-            try notify("REVOKE", about: revoked, at: revokeAt + rng.int64(5000...60000), autoRenew: false)
+            try familyRevoke(shared, at: revokeAt)
             try truth(
                 truthFor(
                     .familyRevocations, "IAP-015", hit: false, tx: shared, user: member,

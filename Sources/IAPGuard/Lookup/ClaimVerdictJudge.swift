@@ -38,18 +38,11 @@ struct ClaimVerdictJudge {
                 // A genuine purchase in an environment we do not accept (Sandbox): IAP-017's, like any Sandbox
                 // purchase.
                 let env = genuine.environment ?? "another environment"
-                var v = make(
-                    .sandbox,
-                    "Sandbox: transaction \(transactionID) is a genuine \(env) purchase in \(bundle), an environment not accepted; no money was charged; \(creditText)."
-                )
-                let outsiders = receivers.filter { !c.testers.contains($0) }
-                if !receivers.isEmpty && outsiders.isEmpty { v.lookAlike = "tester-sandbox" }
-                if !outsiders.isEmpty {
-                    v.details.append("\(outsiders.joined(separator: ", ")) is not on the tester allow-list (IAP-017).")
-                    v.action =
-                        "Reverse the credit for \(outsiders.joined(separator: ", ")): sandbox purchases are free."
-                }
-                return v
+                return sandboxVerdict(
+                    make(
+                        .sandbox,
+                        "Sandbox: transaction \(transactionID) is a genuine \(env) purchase in \(bundle), an environment not accepted; no money was charged; \(creditText)."
+                    ), receivers: receivers)
             }
             var v = make(
                 .wrongApp,
@@ -119,17 +112,11 @@ struct ClaimVerdictJudge {
 
         // Sandbox: no money changed hands.
         if let env = t.environment, env != "Production" {
-            var v = make(
-                .sandbox,
-                "Sandbox: transaction \(transactionID) (\(product)) is a \(env) purchase; no money was charged; \(creditText)."
-            )
-            let outsiders = receivers.filter { !c.testers.contains($0) }
-            if !receivers.isEmpty && outsiders.isEmpty { v.lookAlike = "tester-sandbox" }
-            if !outsiders.isEmpty {
-                v.details.append("\(outsiders.joined(separator: ", ")) is not on the tester allow-list (IAP-017).")
-                v.action = "Reverse the credit for \(outsiders.joined(separator: ", ")): sandbox purchases are free."
-            }
-            return v
+            return sandboxVerdict(
+                make(
+                    .sandbox,
+                    "Sandbox: transaction \(transactionID) (\(product)) is a \(env) purchase; no money was charged; \(creditText)."
+                ), receivers: receivers)
         }
 
         // Paid in another app.
@@ -318,6 +305,18 @@ struct ClaimVerdictJudge {
         }
         v.lookAlike = lookAlike
         v.details = notes
+        return v
+    }
+
+    /// A Sandbox verdict: allow-listed testers are the look-alike, anyone else credited must be reversed (IAP-017).
+    func sandboxVerdict(_ verdict: ClaimVerdict, receivers: [String]) -> ClaimVerdict {
+        var v = verdict
+        let outsiders = receivers.filter { !context.testers.contains($0) }
+        if !receivers.isEmpty && outsiders.isEmpty { v.lookAlike = "tester-sandbox" }
+        if !outsiders.isEmpty {
+            v.details.append("\(outsiders.joined(separator: ", ")) is not on the tester allow-list (IAP-017).")
+            v.action = "Reverse the credit for \(outsiders.joined(separator: ", ")): sandbox purchases are free."
+        }
         return v
     }
 

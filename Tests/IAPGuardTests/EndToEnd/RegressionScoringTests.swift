@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import Testing
 
 @testable import IAPGuard
@@ -23,14 +22,7 @@ import Testing
         "IAP-018": "wrong-item", "IAP-019": "wrong-item",
     ]
 
-    struct Row: Sendable {
-        var ruleID: String
-        var level: String
-        var transactionID: String?
-        var originalTransactionID: String?
-        var orderID: String?
-        var userID: String?
-    }
+    typealias Row = TruthWorld.Row
 
     struct Scored: Sendable {
         var truth: [[String: String]]
@@ -93,49 +85,24 @@ import Testing
     static let world: Result<Scored, any Error> = Result { try make() }
 
     static func make() throws -> Scored {
-        var root = URL(fileURLWithPath: #filePath)
-        for _ in 0..<4 { root.deleteLastPathComponent() }
-        let directory = TestScratch.root
-            .appendingPathComponent("iapguard-scoring-\(ProcessInfo.processInfo.processIdentifier)")
-        try? FileManager.default.removeItem(at: directory)
-        let end = WorldGenerator.defaultEnd
-        _ = try WorldGenerator(
-            options: .init(
-                seed: 20, users: 5000, days: 30, end: end, rulesPath: root.appendingPathComponent("rules").path)
-        ).write(to: directory)
-        let config = try Config.load(from: directory.appendingPathComponent("iapguard.yml"))
-        let logger = Logger(label: "iapguard.test", factory: { _ in SwiftLogNoOpLogHandler() })
-        let pipeline = Pipeline(config: config, verifier: try JWSVerifier.make(for: config), logger: logger)
-        _ = try pipeline.run(Pipeline.Options(until: end, failOn: nil))
-        let store = try SQLiteStore(path: config.storePath.path, readOnly: true)
-        var rows: [Row] = []
-        for v in try store.database.query(
-            """
-            SELECT rule_id, level, transaction_id, original_transaction_id, order_id, user_id FROM findings
-            WHERE outcome = 'hit' AND status IN ('new', 'recurring') AND level <> 'informational'
-            """)
-        {
-            rows.append(
-                Row(
-                    ruleID: v[0].textValue ?? "", level: v[1].textValue ?? "", transactionID: v[2].textValue,
-                    originalTransactionID: v[3].textValue, orderID: v[4].textValue, userID: v[5].textValue))
-        }
+        let world = try TruthWorld(name: "iapguard-scoring", seed: 20, users: 5000, days: 30)
+        let end = world.end
+        _ = try world.pipeline.run(Pipeline.Options(until: end, failOn: nil))
+        let rows = try world.hitRows(informational: false)
+        let store = try SQLiteStore(path: world.config.storePath.path, readOnly: true)
         let inconclusive = try store.database.query(
             "SELECT COUNT(*) FROM findings WHERE outcome = 'inconclusive' AND status IN ('new', 'recurring')")
         let active = try store.database.query(
             "SELECT COUNT(*) FROM findings WHERE outcome = 'hit' AND status IN ('new', 'recurring')")
-        let truth = try String(contentsOf: directory.appendingPathComponent("truth.jsonl"), encoding: .utf8)
-            .split(separator: "\n").map {
-                try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
-                    .compactMapValues { $0 as? String }
-            }
-        let lookups = try compareLookups(truth: truth, findings: rows, storePath: config.storePath.path, now: end)
+        let truth = try world.truth()
+        let lookups = try compareLookups(
+            truth: truth, findings: rows, storePath: world.config.storePath.path, now: end)
         let unchecked = try store.database.query(
             Pipeline.uncheckedCreditsSQL.replacingOccurrences(of: "GROUP BY source_kind", with: "")
                 .replacingOccurrences(of: "SELECT source_kind, COUNT(*)", with: "SELECT COUNT(*)"),
             [.integer(end)])
         var coverageLines: [String] = []
-        let reports = config.reportsDirectory
+        let reports = world.config.reportsDirectory
         for name in try FileManager.default.contentsOfDirectory(atPath: reports.path) {
             let summary = reports.appendingPathComponent(name).appendingPathComponent("summary.json")
             guard let data = try? Data(contentsOf: summary),
@@ -144,7 +111,7 @@ import Testing
             else { continue }
             coverageLines += coverage.compactMap { $0["line"] as? String }
         }
-        try? FileManager.default.removeItem(at: directory)
+        try? FileManager.default.removeItem(at: world.directory)
         return Scored(
             truth: truth, findings: rows, inconclusive: Int(inconclusive.first?.first?.integerValue ?? -1),
             activeHits: Int(active.first?.first?.integerValue ?? -1), lookupDisagreements: lookups.disagreements,
@@ -156,16 +123,7 @@ import Testing
 
     /// Whether a finding is about the entity a truth line names, in the same family.
     static func matches(_ truth: [String: String], _ row: Row) -> Bool {
-        guard family(truth["rule_id"]) == family(row.ruleID) else { return false }
-        let pairs: [(String, String?)] = [
-            ("transaction_id", row.transactionID), ("original_transaction_id", row.originalTransactionID),
-            ("order_id", row.orderID),
-        ]
-        for (key, value) in pairs {
-            if let expected = truth[key], let value, expected == value { return true }
-        }
-        if let user = truth["user_id"], row.transactionID == nil, row.userID == user { return true }
-        return false
+        family(truth["rule_id"]) == family(row.ruleID) && TruthWorld.sameEntity(truth, row)
     }
 
     /// Hit lines an analyst must see: every expected hit above informational.
