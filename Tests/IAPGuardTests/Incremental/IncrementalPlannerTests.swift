@@ -173,6 +173,28 @@ import Testing
         #expect(fallback.modes["IAP-014"] == .full(reason: "a standing finding's key cannot be told"))
     }
 
+    @Test func aRuleReadingTheAccountsRunsFullyWhenAnAccountChangedAndOthersStayIncremental() throws {
+        let owner = try Self.rule("IAP-012")
+        let duplicate = try Self.rule("IAP-001")
+        #expect(IncrementalPlanner.readsUsers(owner) && !IncrementalPlanner.readsUsers(duplicate))
+        let store = try Self.store([])
+        let planner = Self.planner(store)
+        for rule in [owner, duplicate] {
+            let stats = RuleRunResult.RuleStats(ruleID: rule.id, ruleVersion: rule.version, ruleStatus: rule.status)
+            try planner.record(RuleRunResult(stats: [stats]), rules: [rule], runID: 1, now: 1_000 * Self.hour)
+        }
+        let quiet = try planner.plan(rules: [owner, duplicate], runID: 2, now: 1_001 * Self.hour, forceFull: nil)
+        #expect(quiet.modes["IAP-012"]?.isIncremental == true)
+        try store.database.run(
+            """
+            INSERT INTO user_account (user_id, country, source_name, source_ref, row_hash, first_run_id, last_run_id)
+            VALUES ('u-1', 'TUR', 'users', 'users.csv:2', 'h', 2, 2)
+            """, [])
+        let plan = try planner.plan(rules: [owner, duplicate], runID: 2, now: 1_001 * Self.hour, forceFull: nil)
+        #expect(plan.modes["IAP-012"] == .full(reason: "the accounts (users) changed since the last evaluation"))
+        #expect(plan.modes["IAP-001"]?.isIncremental == true)
+    }
+
     @Test func aRuleRunsIncrementallyOnlyAfterAnUnchangedEvaluationAndNotWhenItPricedAtNow() throws {
         let rule = try Self.rule("IAP-001")
         let store = try Self.store([])
