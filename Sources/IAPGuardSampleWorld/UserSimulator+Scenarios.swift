@@ -11,7 +11,7 @@ extension UserSimulator {
         case .replayedReceipt: try replayedReceipt(k)
         case .sharedTransaction: try sharedTransaction(k, slot)
         case .receiptSharing: try receiptSharing(k, slot)
-        case .unknownBundle: try unknownBundle()
+        case .unknownBundle: try unknownBundle(k)
         case .crossAppRedemption: try crossAppRedemption(k)
         case .productNotInCatalog: try productNotInCatalog(k)
         case .forgedReceipt: try forgedReceipt(k)
@@ -40,6 +40,11 @@ extension UserSimulator {
         case .refundReversed: try refundReversed()
         case .nativeCheapStorefront: try nativeCheapStorefront(k)
         case .forgedJWSBlocked: try forgedJWSBlocked()
+        case .foreignGenuineRefused: try foreignGenuineRefused()
+        case .cheapResidentTraveller: try cheapResidentTraveller(k)
+        case .sandboxStorefrontTester: try sandboxStorefrontTester()
+        case .singleLargeRefund: try singleLargeRefund()
+        case .familyRevocations: try familyRevocations(slot)
         }
     }
 
@@ -183,9 +188,6 @@ extension UserSimulator {
             try sink.credit(newCredit(for: restored, order: nil, to: other, at: at + rng.int64(10000...20000)))
             let note = "non-consumable bought by \(user.id), restored and credited to \(other.id)"
             try truth(truthFor(.sharedTransaction, "IAP-002", hit: true, tx: restored, user: other, note: note))
-            try truth(
-                truthFor(
-                    .sharedTransaction, "IAP-013", hit: true, tx: restored, user: other, primary: false, note: note))
         }
     }
 
@@ -216,23 +218,47 @@ extension UserSimulator {
         try truth(t)
     }
 
-    func unknownBundle() throws {
+    func unknownBundle(_ k: Int) throws {
         try runNormal()
         let t0 = scenarioTime()
+        if k % 2 == 1 {
+            // A genuine signed transaction of the sister app (Apple's signature and chain are valid), redeemed
+            // and credited: verification refuses it as wrong-bundle, which is a bundle mismatch, not a forgery.
+            let (tx, order) = try redeemSisterAppTip(at: t0, channel: .jws, credited: true)
+            var t = truthFor(
+                .unknownBundle, "IAP-004", hit: true, tx: tx, order: order,
+                note: "a genuine \(C.cheapApp.bundleID) signed transaction redeemed for \(C.pack2500.productID)")
+            t.level = "high"
+            try truth(t)
+            try truth(
+                truthFor(
+                    .unknownBundle, "IAP-020", hit: false, tx: tx, order: order,
+                    note: "validly signed by Apple for another app: not a forgery"))
+            return
+        }
+        let (tx, order) = try redeemSisterAppTip(at: t0, channel: .legacy, credited: true)
+        let note = "a \(C.cheapApp.bundleID) receipt redeemed for \(C.pack2500.productID)"
+        try truth(truthFor(.unknownBundle, "IAP-004", hit: true, tx: tx, order: order, note: note))
+        try truth(truthFor(.unknownBundle, "IAP-005", hit: true, tx: tx, order: order, primary: false, note: note))
+        try truth(truthFor(.unknownBundle, "IAP-018", hit: true, tx: tx, order: order, primary: false, note: note))
+    }
+
+    /// The sister app's tip presented for a `pack2500` order of the coins app: credited as `pack2500` when
+    /// `credited`, else the order fails and nothing is credited.
+    func redeemSisterAppTip(at t0: Int64, channel: Channel, credited: Bool) throws -> (AppleTransaction, BackendOrder) {
         let tx = newTransaction(C.cheapTip, storefront: user.home, at: t0, token: nil)
         sink.countPurchase()
-        var order = newOrder(for: tx, by: user, status: "credited", channel: .legacy)
+        var order = newOrder(for: tx, by: user, status: credited ? "credited" : "failed", channel: channel)
         order.bundleID = C.coinsApp.bundleID
         order.productID = C.pack2500.productID
         order.price = C.localPrice(C.pack2500, in: user.home)
         try sink.order(order)
         let at = t0 + rng.int64(2000...40000)
-        try deliver(tx, channel: .legacy, submitter: user.id, orderID: order.orderID, at: at)
-        try sink.credit(newCredit(for: tx, order: order, to: user, at: at + 900, product: C.pack2500))
-        let note = "a \(C.cheapApp.bundleID) receipt redeemed for \(C.pack2500.productID)"
-        try truth(truthFor(.unknownBundle, "IAP-004", hit: true, tx: tx, order: order, note: note))
-        try truth(truthFor(.unknownBundle, "IAP-005", hit: true, tx: tx, order: order, primary: false, note: note))
-        try truth(truthFor(.unknownBundle, "IAP-018", hit: true, tx: tx, order: order, primary: false, note: note))
+        try deliver(tx, channel: channel, submitter: user.id, orderID: order.orderID, at: at)
+        if credited {
+            try sink.credit(newCredit(for: tx, order: order, to: user, at: at + 900, product: C.pack2500))
+        }
+        return (tx, order)
     }
 
     func crossAppRedemption(_ k: Int) throws {
@@ -445,18 +471,23 @@ extension UserSimulator {
         let farmToken = rng.uuid()
         let accounts = [user, helper(slot, 0), helper(slot, 1)]
         let t0 = scenarioTime()
-        var first: Made?
+        var made: [Made] = []
         for (i, account) in accounts.enumerated() {
             let at = t0 + Int64(i) * rng.int64(WorldTime.hour...WorldTime.day)
-            let made = try buy(
-                C.pack550, at: at, channel: .jws, storefront: user.home, buyer: account, userCountry: user.home.code,
-                noise: false, token: farmToken)
-            if first == nil { first = made }
+            made.append(
+                try buy(
+                    C.pack550, at: at, channel: .jws, storefront: user.home, buyer: account,
+                    userCountry: user.home.code, noise: false, token: farmToken))
         }
-        var t = truthFor(.tokenMultiAccount, "IAP-013", hit: true, tx: first?.tx, order: first?.order)
-        t.appAccountToken = farmToken
-        t.note = "one appAccountToken credited to " + accounts.map(\.id).joined(separator: ", ")
-        try truth(t)
+        // The first account owns the token; each other account credited under it is one finding, named by
+        // that account and its credited transaction.
+        for (account, purchase) in zip(accounts, made).dropFirst() {
+            var t = truthFor(
+                .tokenMultiAccount, "IAP-013", hit: true, tx: purchase.tx, order: purchase.order, user: account)
+            t.appAccountToken = farmToken
+            t.note = "\(account.id) credited under the appAccountToken of \(user.id) (one token, 3 accounts)"
+            try truth(t)
+        }
     }
 
     func missingCredit() throws {
@@ -471,7 +502,8 @@ extension UserSimulator {
     func refundedStillCredited(_ k: Int) throws {
         try runNormal(allowNoAds: false, allowSubscription: false)
         try fillerPurchases()
-        let t0 = scenarioTime()
+        // The refund must be older than IAP-015's 72 h grace at the world's end.
+        let t0 = scenarioTime(beforeEnd: 5 * WorldTime.day)
         let refundAt = t0 + rng.int64(6 * WorldTime.hour...WorldTime.day)
         switch k % 3 {
         case 0:
@@ -633,16 +665,21 @@ extension UserSimulator {
         try truth(truthFor(.familySharing, "IAP-002", hit: false, tx: shared, user: member, note: note))
         try truth(truthFor(.familySharing, "IAP-013", hit: false, tx: shared, user: member, note: note))
         if k % 2 == 1 {
-            var revoked = shared
-            revoked.revocationDate = revokeAt
-            revoked.revocationReason = 0
-            revoked.revocationType = "FAMILY_REVOKE"
-            try notify("REVOKE", about: revoked, at: revokeAt + rng.int64(5000...60000), autoRenew: false)
+            try familyRevoke(shared, at: revokeAt)
             try truth(
                 truthFor(
                     .familySharing, "IAP-015", hit: false, tx: shared, user: member,
                     note: "family sharing stopped: REVOKE, entitlement reversed within hours"))
         }
+    }
+
+    /// Apple's REVOKE of a family member's shared copy when the purchaser stops sharing.
+    func familyRevoke(_ shared: AppleTransaction, at revokeAt: Int64) throws {
+        var revoked = shared
+        revoked.revocationDate = revokeAt
+        revoked.revocationReason = 0
+        revoked.revocationType = "FAMILY_REVOKE"
+        try notify("REVOKE", about: revoked, at: revokeAt + rng.int64(5000...60000), autoRenew: false)
     }
 
     func subscriptionRenewals() throws {
@@ -790,11 +827,16 @@ extension UserSimulator {
                 note: "REFUND later undone by REFUND_REVERSED; credit kept"))
     }
 
-    func nativeCheapStorefront(_ k: Int) throws {
+    /// Makes the user a StoreKit 2 resident of a cheap storefront with a little ordinary activity at home.
+    func liveInACheapStorefront(_ k: Int) throws {
         let codes = C.cheapStorefrontCodes
         user.home = C.storefront(codes[k % codes.count])
         user.storeKit2 = true
         try runNormal(minPurchases: 2, allowSubscription: false)
+    }
+
+    func nativeCheapStorefront(_ k: Int) throws {
+        try liveInACheapStorefront(k)
         let at = scenarioTime()
         let made = try buy(C.pack1200, at: at, channel: .jws, noise: false)
         try truth(
@@ -820,5 +862,115 @@ extension UserSimulator {
             note: "JWS from an untrusted root; the backend refused it (no credit)")
         t.level = "informational"
         try truth(t)
+    }
+
+    func foreignGenuineRefused() throws {
+        try runNormal()
+        let (tx, order) = try redeemSisterAppTip(at: scenarioTime(), channel: .jws, credited: false)
+        var t = truthFor(
+            .foreignGenuineRefused, "IAP-004", hit: false, tx: tx, order: order,
+            note: "a genuine \(C.cheapApp.bundleID) signed transaction submitted; the backend refused it (no credit)")
+        t.maxLevel = "informational"
+        try truth(t)
+        try truth(
+            truthFor(
+                .foreignGenuineRefused, "IAP-020", hit: false, tx: tx, order: order,
+                note: "validly signed by Apple for another app: not a forgery attempt"))
+    }
+
+    /// A resident of a cheap storefront who travels: one trip abroad, then buys at home again. Buying at home
+    /// is never arbitrage, even right after a storefront change.
+    func cheapResidentTraveller(_ k: Int) throws {
+        try liveInACheapStorefront(k)
+        let trip = C.storefront(C.fullPriceStorefrontCodes[k % C.fullPriceStorefrontCodes.count])
+        let t0 = scenarioTime(beforeEnd: 6 * WorldTime.day)
+        try buy(C.pack550, at: t0, channel: .jws, storefront: trip, userCountry: user.home.code, noise: false)
+        let back = t0 + rng.int64(2 * WorldTime.day...4 * WorldTime.day)
+        for i in 0..<2 {
+            let at = back + Int64(i) * rng.int64(WorldTime.hour...WorldTime.day)
+            let made = try buy(
+                C.pack2500, at: at, channel: .jws, userCountry: user.home.code, noise: false)
+            try truth(
+                truthFor(
+                    .cheapResidentTraveller, "IAP-008", hit: false, tx: made.tx, order: made.order,
+                    note:
+                        "resident of \(user.home.code) back from \(trip.code), buying at home (ratio \(UserSimulator.ratioText(UserSimulator.priceRatio(C.pack2500, in: user.home, at: at))))"
+                ))
+        }
+        var t = truthFor(.cheapResidentTraveller, "IAP-009", hit: false, tx: nil)
+        t.maxLevel = "informational"
+        t.note = "home \(user.home.code) and one trip to \(trip.code): two storefronts"
+        try truth(t)
+    }
+
+    /// An allow-listed tester switching Sandbox storefronts (as testers and App Review do).
+    func sandboxStorefrontTester() throws {
+        try runNormal()
+        let t0 = scenarioTime(beforeEnd: 8 * WorldTime.day)
+        let codes = C.fullPriceStorefrontCodes.filter { $0 != user.home.code }
+        for (i, code) in codes.prefix(3).enumerated() {
+            let at = t0 + Int64(i) * rng.int64(WorldTime.hour...2 * WorldTime.day)
+            let made = try buy(
+                C.pack550, at: at, channel: .jws, storefront: C.storefront(code), environment: "Sandbox", noise: false)
+            try truth(
+                truthFor(
+                    .sandboxStorefrontTester, "IAP-017", hit: false, tx: made.tx, order: made.order,
+                    note: "Sandbox purchase of an allow-listed tester in \(code)"))
+        }
+        var t = truthFor(.sandboxStorefrontTester, "IAP-009", hit: false, tx: nil)
+        t.maxLevel = "informational"
+        t.note = "a tester buying in 3 Sandbox storefronts within days: Sandbox is not counted"
+        try truth(t)
+    }
+
+    /// One refund of a big pack by a light buyer: a large share of their spend, but a single refund.
+    func singleLargeRefund() throws {
+        let t0 = scenarioTime(beforeEnd: 6 * WorldTime.day)
+        try buy(C.pack100, at: t0 - 2 * WorldTime.day, noise: false)
+        try buy(C.pack100, at: t0 - WorldTime.day, noise: false)
+        let refundAt = t0 + rng.int64(6 * WorldTime.hour...WorldTime.day)
+        let reversedAt = refundAt + rng.int64(WorldTime.hour...6 * WorldTime.hour)
+        let made = try buy(
+            C.pack6500, at: t0, channel: .jws, noise: false, reversedAt: reversedAt, reversalReason: "refund")
+        try refund(made.tx, at: refundAt)
+        try truth(
+            truthFor(
+                .singleLargeRefund, "IAP-016", hit: false, tx: nil,
+                note: "one refund of \(C.pack6500.productID), most of this light buyer's spend"))
+        try truth(
+            truthFor(
+                .singleLargeRefund, "IAP-015", hit: false, tx: made.tx, order: made.order,
+                note: "refunded, credit reversed within hours"))
+    }
+
+    /// A family member whose two shared purchases are revoked when the organiser stops sharing: Apple
+    /// revokes them (with a revocation reason), which is never the member's doing.
+    func familyRevocations(_ slot: Int) throws {
+        try runNormal(allowNoAds: false, allowSubscription: false)
+        let member = helper(slot, 0)
+        let t0 = scenarioTime(beforeEnd: 6 * WorldTime.day)
+        let noAds = try buy(C.noAds, at: t0, channel: .jws, noise: false)
+        let plus = try buy(C.plusMonthly, at: t0 + WorldTime.hour, channel: .jws, noise: false)
+        let revokeAt = t0 + rng.int64(2 * WorldTime.day...3 * WorldTime.day)
+        for (i, bought) in [noAds, plus].enumerated() {
+            let at = t0 + Int64(i + 1) * rng.int64(2 * WorldTime.hour...6 * WorldTime.hour)
+            let product = i == 0 ? C.noAds : C.plusMonthly
+            let shared = newTransaction(
+                product, storefront: user.home, at: at, token: nil, original: bought.tx, ownership: "FAMILY_SHARED")
+            try deliver(shared, channel: .jws, submitter: member.id, orderID: nil, at: at + rng.int64(2000...30000))
+            var credit = newCredit(for: shared, order: nil, to: member, at: at + rng.int64(31000...60000))
+            credit.reversedAt = revokeAt + rng.int64(WorldTime.hour...3 * WorldTime.hour)
+            credit.reversalReason = "revoke"
+            try sink.credit(credit)
+            try familyRevoke(shared, at: revokeAt)
+            try truth(
+                truthFor(
+                    .familyRevocations, "IAP-015", hit: false, tx: shared, user: member,
+                    note: "family sharing stopped: REVOKE, entitlement reversed within hours"))
+        }
+        try truth(
+            truthFor(
+                .familyRevocations, "IAP-016", hit: false, tx: nil, user: member,
+                note: "two Family Sharing revocations: the organiser stopped sharing, not the member's refunds"))
     }
 }

@@ -19,6 +19,8 @@ final class UserSimulator {
     let p: WorldParameters
     let sink: WorldSink
     var user: UserProfile
+    /// Helper accounts this user's pattern used (written to the accounts file after the user).
+    var helpersUsed: [String: UserProfile] = [:]
     var rng: WorldRandom
     /// Draws only for `--sign-sample` below 1, from its own stream, so the main stream is untouched.
     private var signSampler: WorldRandom
@@ -363,8 +365,20 @@ final class UserSimulator {
 
     // MARK: run
 
-    /// Simulates the user, with the pattern dealt to them if any.
+    /// Simulates the user, with the pattern dealt to them if any, then writes the accounts it used (the user
+    /// with its final home, and any helper accounts) to the accounts file.
     func run() throws {
+        try simulate()
+        try writeAccount(user)
+        for helper in helpersUsed.values.sorted(by: { $0.index < $1.index }) { try writeAccount(helper) }
+    }
+
+    private func writeAccount(_ account: UserProfile) throws {
+        // Accounts were created before the window; a fixed function of the index keeps files reproducible.
+        try sink.account(account, createdAt: p.start - Int64(1 + account.index % 400) * WorldTime.day)
+    }
+
+    private func simulate() throws {
         guard let dealt = p.schedule.scenario(ofUser: user.index) else {
             try runNormal()
             return
@@ -377,7 +391,11 @@ final class UserSimulator {
 
     /// The helper account `j` of this user's pattern.
     func helper(_ slot: Int, _ j: Int) -> UserProfile {
-        UserProfile.make(index: p.schedule.helperIndex(slot: slot, j), seed: p.seed)
+        var profile = UserProfile.make(index: p.schedule.helperIndex(slot: slot, j), seed: p.seed)
+        // Accomplices, victims and family members live where the user lives (their account country says so).
+        profile.home = user.home
+        helpersUsed[profile.id] = profile
+        return profile
     }
 
     func truth(_ record: TruthRecord) throws { try sink.truth(record) }

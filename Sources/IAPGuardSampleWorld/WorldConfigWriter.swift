@@ -40,6 +40,7 @@ enum WorldConfigWriter {
             "  - {name: asn2, kind: notifications, format: jsonl, path: data/notifications.jsonl}",
             "  - {name: orders, kind: orders, format: csv, path: data/orders.csv}",
             "  - {name: credits, kind: credits, format: jsonl, path: data/credits.jsonl}",
+            "  - {name: users, kind: users, format: csv, path: data/users.csv}",
         ]
         return lines.joined(separator: "\n") + "\n"
     }

@@ -35,6 +35,11 @@ enum WorldScenario: String, CaseIterable, Sendable {
     case refundReversed = "refund-reversed"
     case nativeCheapStorefront = "native-cheap-storefront"
     case forgedJWSBlocked = "forged-jws-blocked"
+    case foreignGenuineRefused = "foreign-genuine-refused"
+    case cheapResidentTraveller = "cheap-resident-traveller"
+    case sandboxStorefrontTester = "sandbox-storefront-tester"
+    case singleLargeRefund = "single-large-refund"
+    case familyRevocations = "family-revocations"
 
     /// Scenarios that need the user's home storefront to be a full-price one.
     var needsFullPriceHome: Bool {

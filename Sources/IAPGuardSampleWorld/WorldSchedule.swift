@@ -36,10 +36,12 @@ struct WorldSchedule: Sendable {
     /// after the regular users.
     func helperIndex(slot: Int, _ j: Int) -> Int { users + slot * 4 + j }
 
-    /// User indices of the allow-listed testers (the `tester-sandbox` users).
+    /// User indices of the allow-listed testers (the `tester-sandbox` and `sandbox-storefront-tester` users).
     var testerIndices: [Int] {
         let all = WorldScenario.allCases
-        guard let position = all.firstIndex(of: .testerSandbox) else { return [] }
-        return stride(from: position, to: slots, by: all.count).map { user(ofSlot: $0) }
+        let positions = [WorldScenario.testerSandbox, .sandboxStorefrontTester].compactMap { all.firstIndex(of: $0) }
+        return positions.flatMap { position in
+            stride(from: position, to: slots, by: all.count).map { user(ofSlot: $0) }
+        }.sorted()
     }
 }

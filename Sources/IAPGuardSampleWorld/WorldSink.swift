@@ -10,6 +10,7 @@ final class WorldSink {
     private let notifications: WorldFileWriter
     private let orders: WorldFileWriter
     private let credits: WorldFileWriter
+    private let users: WorldFileWriter
     private let truth: WorldFileWriter
     private let signer: any JWSSigning
     private let foreignSigner: any JWSSigning
@@ -30,10 +31,21 @@ final class WorldSink {
         notifications = try WorldFileWriter(url: data.appendingPathComponent("notifications.jsonl"))
         orders = try WorldFileWriter(url: data.appendingPathComponent("orders.csv"))
         credits = try WorldFileWriter(url: data.appendingPathComponent("credits.jsonl"))
+        users = try WorldFileWriter(url: data.appendingPathComponent("users.csv"))
         truth = try WorldFileWriter(url: directory.appendingPathComponent("truth.jsonl"))
         self.signer = signer
         self.foreignSigner = foreignSigner
         try orders.writeCSVLine(WorldSink.orderColumns.joined(separator: ","))
+        try users.writeCSVLine(WorldSink.userColumns.joined(separator: ","))
+    }
+
+    /// The header of `data/users.csv` (the backend's accounts, `kind: users`).
+    static let userColumns = ["user_id", "country", "app_account_token", "application_username", "created_at"]
+
+    /// Writes one account row: home country, the token and username the app attaches for it.
+    func account(_ u: UserProfile, createdAt: Int64) throws {
+        let fields = [u.id, u.home.code, u.token, u.applicationUsername, String(createdAt)]
+        try users.writeCSVLine(fields.map { WorldSink.csvField($0) }.joined(separator: ","))
     }
 
     /// Line counts per file (relative path), header rows excluded.
@@ -41,7 +53,7 @@ final class WorldSink {
         [
             "data/receipts.jsonl": receipts.lines, "data/transactions.jsonl": transactions.lines,
             "data/notifications.jsonl": notifications.lines, "data/orders.csv": orders.lines - 1,
-            "data/credits.jsonl": credits.lines, "truth.jsonl": truth.lines,
+            "data/credits.jsonl": credits.lines, "truth.jsonl": truth.lines, "data/users.csv": users.lines - 1,
         ]
     }
 
@@ -123,6 +135,6 @@ final class WorldSink {
 
     /// Flushes and closes every file.
     func close() throws {
-        for writer in [receipts, transactions, notifications, orders, credits, truth] { try writer.close() }
+        for writer in [receipts, transactions, notifications, orders, credits, users, truth] { try writer.close() }
     }
 }

@@ -31,6 +31,8 @@ public struct Config: Sendable {
             case notifications
             case orders
             case credits
+            /// The backend's accounts (home country, account markers).
+            case users
         }
         public enum Format: String, Sendable, CaseIterable {
             case jsonl, csv, sqlite, postgres
@@ -376,7 +378,7 @@ struct ConfigReader {
                 file: file, key: "\(at).format",
                 message: "unknown format '\(formatText)' (expected jsonl, csv, sqlite or postgres)")
         }
-        if format != .jsonl, kind != .orders, kind != .credits {
+        if format != .jsonl, kind != .orders, kind != .credits, kind != .users {
             throw ConfigError(file: file, key: "\(at).format", message: "\(kind.rawValue) sources are JSON Lines only")
         }
         let query = try string(map, "query", at: at)

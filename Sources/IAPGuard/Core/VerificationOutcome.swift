@@ -69,4 +69,18 @@ public enum VerificationFailure: String, Sendable, Hashable, Codable, CaseIterab
     case wrongApp = "wrong-app"
     /// A payload nested in a notification failed its own verification.
     case nestedFailed = "nested-failed"
+
+    /// Whether a payload that failed for this reason still carries a valid Apple signature and chain: the
+    /// claims check (the last step) failed, so the purchase is genuine but not for one of our apps or
+    /// environments (a bundle-id mismatch, IAP-004), never a forgery. Every other reason means the
+    /// signature or chain could not be trusted.
+    public var isGenuineButNotOurs: Bool {
+        switch self {
+        case .wrongBundle, .wrongEnvironment, .wrongApp: return true
+        default: return false
+        }
+    }
+
+    /// The raw values of the reasons for which ``isGenuineButNotOurs`` holds (what rules compare with).
+    public static let genuineButNotOursReasons = allCases.filter(\.isGenuineButNotOurs).map(\.rawValue)
 }

@@ -60,6 +60,45 @@ public enum BackendRowMapper {
         }
     }
 
+    /// Fields an account row (`kind: users`) may carry.
+    public static let userFields = UserField.allCases.map(\.name)
+
+    /// The fields of an account row, in ``userFields`` order.
+    enum UserField: Int, CaseIterable, BackendField {
+        case userID, country, appAccountToken, applicationUsername, createdAt
+
+        var name: String {
+            switch self {
+            case .userID: "user_id"
+            case .country: "country"
+            case .appAccountToken: "app_account_token"
+            case .applicationUsername: "application_username"
+            case .createdAt: "created_at"
+            }
+        }
+    }
+
+    /// Maps one account row.
+    public static func user(_ row: [String: String]) throws -> UserAccount {
+        try user(BackendFieldValues(row))
+    }
+
+    /// Maps one account from a JSON Lines object (nested objects, arrays and booleans in its fields are errors).
+    public static func user(_ object: JSONObject) throws -> UserAccount {
+        try user(BackendFieldValues(object))
+    }
+
+    static func user(_ row: BackendFieldValues<UserField>) throws -> UserAccount {
+        try row.rejectNUL()
+        guard let id = row.text(.userID) else { throw RecordError("user_id: missing") }
+        var u = UserAccount(userID: id)
+        u.country = row.text(.country)?.uppercased()
+        u.appAccountToken = row.text(.appAccountToken)?.lowercased()
+        u.applicationUsername = row.text(.applicationUsername)
+        u.createdAt = try row.time(.createdAt)
+        return u
+    }
+
     /// Maps one order row.
     public static func order(_ row: [String: String]) throws -> BackendOrder {
         try order(BackendFieldValues(row))

@@ -288,7 +288,12 @@ public struct SourceIngestor {
                 case .success(let record):
                     guard let columns = header else {
                         let names = record.fields.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-                        let required = source.kind == .orders ? "order_id" : "credit_id"
+                        let required =
+                            switch source.kind {
+                            case .orders: "order_id"
+                            case .users: "user_id"
+                            default: "credit_id"
+                            }
                         guard names.contains(required) else {
                             throw SourceError(
                                 source: source.name,
@@ -463,6 +468,9 @@ public struct SourceIngestor {
         case .credits:
             let object = try JSONObject.parse(bytes)
             batch.credits.append((try BackendRowMapper.credit(object), source.name, location))
+        case .users:
+            let object = try JSONObject.parse(bytes)
+            batch.users.append((try BackendRowMapper.user(object), source.name, location))
         }
     }
 
@@ -472,6 +480,8 @@ public struct SourceIngestor {
             batch.orders.append((try BackendRowMapper.order(row), source.name, location))
         case .credits:
             batch.credits.append((try BackendRowMapper.credit(row), source.name, location))
+        case .users:
+            batch.users.append((try BackendRowMapper.user(row), source.name, location))
         default:
             throw RecordError("\(source.kind.rawValue) sources are JSON Lines only")
         }
@@ -537,6 +547,7 @@ extension IngestBatch {
         credits += other.credits
         notifications += other.notifications
         quarantined += other.quarantined
+        users += other.users
     }
 }
 

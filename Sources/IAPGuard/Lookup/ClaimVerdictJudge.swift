@@ -25,9 +25,42 @@ struct ClaimVerdictJudge {
         }
         let creditText = receivers.isEmpty ? "nothing was credited" : "credited to " + receivers.joined(separator: ", ")
 
-        // Forged or tampered data.
+        // Genuine Apple data for another app or environment: a bundle mismatch (IAP-004), not a forgery.
         let markers = forgeryMarkers(transactionID, sightings: sightings)
         let allFailed = !sightings.isEmpty && sightings.allSatisfy { $0.verification == "failed" }
+        if canonical == nil, allFailed, markers.isEmpty,
+            let genuine = sightings.first(where: {
+                VerificationFailure(rawValue: $0.verificationReason ?? "")?.isGenuineButNotOurs == true
+            })
+        {
+            let bundle = genuine.bundleID ?? "an unknown bundle"
+            if genuine.verificationReason == VerificationFailure.wrongEnvironment.rawValue {
+                // A genuine purchase in an environment we do not accept (Sandbox): IAP-017's, like any Sandbox
+                // purchase.
+                let env = genuine.environment ?? "another environment"
+                return sandboxVerdict(
+                    make(
+                        .sandbox,
+                        "Sandbox: transaction \(transactionID) is a genuine \(env) purchase in \(bundle), an environment not accepted; no money was charged; \(creditText)."
+                    ), receivers: receivers)
+            }
+            var v = make(
+                .wrongApp,
+                "Wrong app: transaction \(transactionID) is a genuine Apple purchase in \(bundle)\(genuine.environment.map { " (\($0))" } ?? ""), not one of our apps or environments; \(creditText)."
+            )
+            v.details.append(
+                "Apple's signature is valid; verification refused it: \(genuine.verificationReason ?? "?") (\(genuine.verificationDetail ?? "no detail"))."
+            )
+            if !receivers.isEmpty {
+                v.action =
+                    "Reverse the credit for \(receivers.joined(separator: ", ")): the purchase belongs to another app."
+            } else {
+                v.details.append("The backend refused it: nothing to do for the customer.")
+            }
+            return v
+        }
+
+        // Forged or tampered data.
         if canonical == nil && allFailed || !markers.isEmpty {
             var v = make(
                 .forged,
@@ -79,17 +112,11 @@ struct ClaimVerdictJudge {
 
         // Sandbox: no money changed hands.
         if let env = t.environment, env != "Production" {
-            var v = make(
-                .sandbox,
-                "Sandbox: transaction \(transactionID) (\(product)) is a \(env) purchase; no money was charged; \(creditText)."
-            )
-            let outsiders = receivers.filter { !c.testers.contains($0) }
-            if !receivers.isEmpty && outsiders.isEmpty { v.lookAlike = "tester-sandbox" }
-            if !outsiders.isEmpty {
-                v.details.append("\(outsiders.joined(separator: ", ")) is not on the tester allow-list (IAP-017).")
-                v.action = "Reverse the credit for \(outsiders.joined(separator: ", ")): sandbox purchases are free."
-            }
-            return v
+            return sandboxVerdict(
+                make(
+                    .sandbox,
+                    "Sandbox: transaction \(transactionID) (\(product)) is a \(env) purchase; no money was charged; \(creditText)."
+                ), receivers: receivers)
         }
 
         // Paid in another app.
@@ -236,6 +263,16 @@ struct ClaimVerdictJudge {
             v.action = "Adjust the credit by \(expectedUnits - units) units."
             return v
         }
+        if let bundle = t.bundleID, c.apps.contains(bundle), c.catalogUnits[bundle + "|" + (t.productID ?? "")] == nil {
+            var v = make(
+                .creditedWrongItem,
+                "Not in the catalog: transaction \(transactionID) bought \(product), which is not a product of \(bundle); it was credited to \(receiver)."
+            )
+            v.details = notes + ["IAP-006 flags purchases of products outside the app's catalog (retired or unknown)."]
+            v.action =
+                "Check what \(product) should grant; reverse credit \(credit.creditID) if it is not sold any more."
+            return v
+        }
         var v = make(
             .paidAndCredited,
             "Paid and credited: transaction \(transactionID) (\(product), \(price)) was credited to \(receiver) on \(credit.creditedAt.map(StorefrontTime.shortUTC) ?? "an unknown date")."
@@ -268,6 +305,18 @@ struct ClaimVerdictJudge {
         }
         v.lookAlike = lookAlike
         v.details = notes
+        return v
+    }
+
+    /// A Sandbox verdict: allow-listed testers are the look-alike, anyone else credited must be reversed (IAP-017).
+    func sandboxVerdict(_ verdict: ClaimVerdict, receivers: [String]) -> ClaimVerdict {
+        var v = verdict
+        let outsiders = receivers.filter { !context.testers.contains($0) }
+        if !receivers.isEmpty && outsiders.isEmpty { v.lookAlike = "tester-sandbox" }
+        if !outsiders.isEmpty {
+            v.details.append("\(outsiders.joined(separator: ", ")) is not on the tester allow-list (IAP-017).")
+            v.action = "Reverse the credit for \(outsiders.joined(separator: ", ")): sandbox purchases are free."
+        }
         return v
     }
 

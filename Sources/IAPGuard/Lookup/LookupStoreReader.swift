@@ -218,15 +218,30 @@ struct LookupStoreReader {
     func tokenOwners(_ tokens: [String]) throws -> [String: Set<String>] {
         var p: [String: SQLValue] = [:]
         let list = Self.inList(tokens.map { $0.lowercased() }, prefix: "k", into: &p)
+        // The accounts source names the owner first (as IAP-012 and IAP-013 take it).
         var owners: [String: Set<String>] = [:]
         for r in try rows(
             """
-            SELECT LOWER(app_account_token) AS token, user_id FROM orders
+            SELECT LOWER(app_account_token) AS token, user_id FROM users
             WHERE LOWER(app_account_token) IN \(list) AND user_id IS NOT NULL
             """, p)
         {
             if let token = r.text("token"), let user = r.text("user_id") { owners[token, default: []].insert(user) }
         }
+        // Otherwise the orders carrying the token: the account of its earliest order owns it (IAP-013), so a
+        // token on several accounts' orders names one owner.
+        var earliest: [String: String] = [:]
+        for r in try rows(
+            """
+            SELECT LOWER(app_account_token) AS token, user_id FROM orders
+            WHERE LOWER(app_account_token) IN \(list) AND user_id IS NOT NULL
+            ORDER BY COALESCE(created_at, 0), order_id
+            """, p)
+        {
+            guard let token = r.text("token"), let user = r.text("user_id"), owners[token] == nil else { continue }
+            if earliest[token] == nil { earliest[token] = user }
+        }
+        for (token, user) in earliest { owners[token] = [user] }
         return owners
     }
 

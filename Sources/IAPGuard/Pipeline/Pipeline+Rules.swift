@@ -173,6 +173,7 @@ extension Pipeline {
         }
         let writer = ReportWriter(reportsDirectory: config.reportsDirectory)
         removeStaleTemporaries(in: config.reportsDirectory)
+        let coverageLines = rules.contains { $0.id == "IAP-012" } ? try coverage(store, now: window.until) : []
         var input = ReportInput(
             runID: reportID, windowSince: window.since, windowUntil: window.until, startedAt: window.until,
             finishedAt: window.until, toolVersion: IAPGuardInfo.version, configHash: config.hash,
@@ -184,10 +185,54 @@ extension Pipeline {
                     status: $0.status.rawValue, runbook: $0.runbook, falsePositives: $0.falsePositives)
             },
             ruleCounts: stats.map { .init(ruleID: $0.ruleID, evaluated: nil, error: $0.error) },
-            quarantine: try quarantineCounts(store), history: (try? writer.readHistory()) ?? [])
+            quarantine: try quarantineCounts(store), history: (try? writer.readHistory()) ?? [],
+            coverage: coverageLines)
         input.sourcesAsStored = true
         return try writer.write(consume input)
     }
+
+    /// The coverage lines: standing credits IAP-012 cannot check (no appAccountToken and no
+    /// applicationUsername on the purchase, or a marker no account owns), by the source of the Apple record
+    /// (`no Apple record` when there is none). Empty when every credit was checkable.
+    func coverage(_ store: any SQLBackedStore, now: Int64?) throws -> [ReportInput.Coverage] {
+        let rows = try store.connection.query(Self.uncheckedCreditsSQL, [.integer(now ?? Int64.max)])
+        var sources: [ReportInput.Coverage.SourceCount] = []
+        var total = 0
+        for row in rows {
+            let count = Int(row[1].integerValue ?? 0)
+            total += count
+            sources.append(.init(source: row[0].textValue ?? "no Apple record", count: count))
+        }
+        guard total > 0 else { return [] }
+        sources.sort { ($0.count, $1.source) > ($1.count, $0.source) }
+        return [
+            ReportInput.Coverage(
+                ruleID: "IAP-012", unchecked: total, reason: "no appAccountToken / applicationUsername",
+                topSources: Array(sources.prefix(5)))
+        ]
+    }
+
+    /// Standing credits without an account marker IAP-012 could judge, by the Apple record's source kind.
+    static let uncheckedCreditsSQL = """
+        WITH credited AS (
+            SELECT c.credit_id, t.source_kind, LOWER(t.app_account_token) AS token,
+                   CASE WHEN t.app_account_token IS NULL THEN
+                     (SELECT MIN(o.application_username) FROM orders o
+                      WHERE o.transaction_id = c.transaction_id AND o.application_username IS NOT NULL) END AS username
+            FROM credits c LEFT JOIN transactions t ON t.transaction_id = c.transaction_id
+            WHERE c.transaction_id IS NOT NULL AND c.user_id IS NOT NULL
+              AND (c.reversed_at IS NULL OR c.reversed_at > ?)
+        )
+        SELECT source_kind, COUNT(*) FROM credited k
+        WHERE (k.token IS NULL AND k.username IS NULL)
+           OR (k.token IS NOT NULL
+               AND NOT EXISTS (SELECT 1 FROM users u WHERE LOWER(u.app_account_token) = k.token)
+               AND NOT EXISTS (SELECT 1 FROM orders o WHERE LOWER(o.app_account_token) = k.token))
+           OR (k.username IS NOT NULL
+               AND NOT EXISTS (SELECT 1 FROM users u WHERE u.application_username = k.username)
+               AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.application_username = k.username))
+        GROUP BY source_kind
+        """
 
     /// Store run id → the report id of its window.
     func reportIDsByRun(_ store: any SQLBackedStore) throws -> [Int64: Int64] {
@@ -238,7 +283,7 @@ extension Pipeline {
     /// else the purchase date, else when it was received).
     static let sourceTables: [(table: String, time: String)] = [
         ("apple_sighting", "COALESCE(signed_date, purchase_date, received_at)"), ("backend_order", "created_at"),
-        ("credit", "credited_at"), ("notification", "signed_date"),
+        ("credit", "credited_at"), ("notification", "signed_date"), ("user_account", "created_at"),
     ]
 
     /// Records of `table` by source (a walk of the `(source_name, time)` index).

@@ -26,6 +26,7 @@ struct HTMLReportRenderer {
         body += navigation()
         body += "<main>\n"
         body += summarySection()
+        body += coverageSection()
         body += chartsSection()
         for (index, section) in model.sections.enumerated() { body += ruleSection(section, index: index + 1) }
         body += quarantineSection()
@@ -528,6 +529,20 @@ struct HTMLReportRenderer {
                 "<p class=\"warn\">\(f.evidence.count - rows.count) more evidence rows in <a href=\"evidence.csv\">evidence.csv</a>.</p>\n"
         }
         return out
+    }
+
+    // MARK: - Coverage
+
+    /// One line per rule that could not check some records (not listed as rows).
+    private func coverageSection() -> String {
+        let lines = input.coverage ?? []
+        guard !lines.isEmpty else { return "" }
+        var out =
+            "<section id=\"coverage\" aria-labelledby=\"h-coverage\">\n<h2 id=\"h-coverage\">Coverage</h2>\n<ul>\n"
+        for item in lines {
+            out += "<li>\(HTMLText.data(item.line, maxCharacters: cap))</li>\n"
+        }
+        return out + "</ul>\n</section>\n"
     }
 
     // MARK: - Quarantine

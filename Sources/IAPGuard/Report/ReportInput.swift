@@ -107,6 +107,41 @@ public struct ReportInput: Sendable, Hashable, Codable {
         }
     }
 
+    /// Records a rule could not check and does not list as rows (e.g. IAP-012's credits without any account
+    /// marker): one coverage line each, with the sources they came from, most first.
+    public struct Coverage: Sendable, Hashable, Codable {
+        public var ruleID: String
+        /// How many records could not be checked.
+        public var unchecked: Int
+        /// What they lack, for humans (`no appAccountToken / applicationUsername`).
+        public var reason: String
+        /// (source, records), most first, at most five.
+        public var topSources: [SourceCount]
+
+        public struct SourceCount: Sendable, Hashable, Codable {
+            public var source: String
+            public var count: Int
+            public init(source: String, count: Int) {
+                self.source = source
+                self.count = count
+            }
+        }
+
+        public init(ruleID: String, unchecked: Int, reason: String, topSources: [SourceCount]) {
+            self.ruleID = ruleID
+            self.unchecked = unchecked
+            self.reason = reason
+            self.topSources = topSources
+        }
+
+        /// `N credits could not be checked: no appAccountToken / applicationUsername (top sources: …)`.
+        public var line: String {
+            let sources = topSources.map { "\($0.source) \($0.count)" }.joined(separator: ", ")
+            return "\(ruleID): \(unchecked) credit\(unchecked == 1 ? "" : "s") could not be checked: \(reason)"
+                + (sources.isEmpty ? "" : " (top sources: \(sources))")
+        }
+    }
+
     public var runID: Int64
     /// The window the rules looked at (epoch ms), if bounded.
     public var windowSince: Int64?
@@ -132,13 +167,16 @@ public struct ReportInput: Sendable, Hashable, Codable {
     /// records (read counts are then 0 and not shown): the pipeline's choice, so that a run and its re-run
     /// of the same window give identical bytes.
     public var sourcesAsStored: Bool?
+    /// What rules could not check (coverage lines); `nil` or empty when everything was checkable.
+    public var coverage: [Coverage]?
 
     public init(
         runID: Int64, windowSince: Int64?, windowUntil: Int64?, startedAt: Int64, finishedAt: Int64,
         toolVersion: String, configHash: String, referenceCurrency: String, sources: [Source],
         findings: [Finding], rules: [RuleDescription], ruleCounts: [RuleCount], quarantine: [QuarantineCount],
-        history: [RunHistoryEntry], priceRatios: [PriceRatio]? = nil
+        history: [RunHistoryEntry], priceRatios: [PriceRatio]? = nil, coverage: [Coverage]? = nil
     ) {
+        self.coverage = coverage
         self.runID = runID
         self.windowSince = windowSince
         self.windowUntil = windowUntil

@@ -103,6 +103,21 @@ struct ReportSummary: Encodable {
     var quarantine: [Quarantine]
     var moneyAtRiskByStorefront: [Storefront]
     var files: [String]
+    /// Present only when some records could not be checked (kept out of the file otherwise).
+    var coverage: [Coverage]?
+
+    struct Coverage: Encodable {
+        var ruleID: String
+        var unchecked: Int
+        var reason: String
+        var line: String
+        var topSources: [Quarantine]
+        enum CodingKeys: String, CodingKey {
+            case ruleID = "rule_id"
+            case unchecked, reason, line
+            case topSources = "top_sources"
+        }
+    }
 
     enum CodingKeys: String, CodingKey {
         case schemaVersion = "schema_version"
@@ -111,6 +126,7 @@ struct ReportSummary: Encodable {
         case rules, quarantine
         case moneyAtRiskByStorefront = "money_at_risk_by_storefront"
         case files
+        case coverage
     }
 
     init(_ model: ReportModel) {
@@ -161,6 +177,12 @@ struct ReportSummary: Encodable {
             Storefront(storefront: $0.storefront, moneyAtRisk: ReportFormat.decimal(milliunits: $0.amount))
         }
         files = ReportWriter.runFiles
+        let lines = (input.coverage ?? []).map { item in
+            Coverage(
+                ruleID: item.ruleID, unchecked: item.unchecked, reason: item.reason, line: item.line,
+                topSources: item.topSources.map { Quarantine(source: $0.source, reason: item.reason, count: $0.count) })
+        }
+        coverage = lines.isEmpty ? nil : lines
     }
 
     /// The JSON bytes (sorted keys, pretty-printed, trailing newline).

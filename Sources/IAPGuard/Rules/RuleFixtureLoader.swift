@@ -10,7 +10,7 @@ public struct RuleFixtureLoader {
     public static let tables: [String: String] = [
         "transactions": "apple_transaction", "sightings": "apple_sighting", "orders": "backend_order",
         "credits": "credit", "notifications": "notification", "apps": "ref_app", "catalog": "ref_product",
-        "testers": "ref_tester", "fx_rates": "ref_fx_rate", "runs": "run",
+        "testers": "ref_tester", "fx_rates": "ref_fx_rate", "runs": "run", "users": "user_account",
     ]
     /// Columns holding epoch-ms times.
     public static let timeColumns: Set<String> = [
@@ -111,6 +111,11 @@ public struct RuleFixtureLoader {
                 "notification_uuid": .text("fixture-notification-\(n)"), "verification": .text("verified"),
                 "source_name": .text("fixture"), "source_ref": ref, "payload_hash": .text("fixture-payload-\(n)"),
                 "first_run_id": .integer(1),
+            ]
+        case "user_account":
+            return [
+                "user_id": .text("fixture-user-\(n)"), "source_name": .text("fixture"), "source_ref": ref,
+                "row_hash": .text("fixture-\(n)"), "first_run_id": .integer(1), "last_run_id": .integer(1),
             ]
         case "ref_app": return ["environments": .text("Production,Sandbox")]
         case "ref_product": return ["type": .text("Consumable"), "units": .integer(1)]

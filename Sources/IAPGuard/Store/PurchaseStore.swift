@@ -101,15 +101,18 @@ public struct IngestBatch: Sendable {
     public var credits: [(credit: Credit, sourceName: String, sourceRef: String)] = []
     public var notifications: [AppleNotification] = []
     public var quarantined: [QuarantinedRecord] = []
+    /// Accounts from `kind: users` sources.
+    public var users: [(user: UserAccount, sourceName: String, sourceRef: String)] = []
 
     public init() {}
 
     public var isEmpty: Bool {
         sightings.isEmpty && orders.isEmpty && credits.isEmpty && notifications.isEmpty && quarantined.isEmpty
+            && users.isEmpty
     }
 
     public var recordCount: Int {
-        sightings.count + orders.count + credits.count + notifications.count + quarantined.count
+        sightings.count + orders.count + credits.count + notifications.count + quarantined.count + users.count
     }
 }
 

@@ -188,6 +188,13 @@ extension SQLBackedStore {
             for notification in batch.notifications {
                 counts = counts + (try writeNotification(notification, runID: runID))
             }
+            for entry in batch.users {
+                counts =
+                    counts
+                    + (try upsertRow(
+                        StoreRecords.userTable, values: StoreRecords.values(of: entry.user),
+                        sourceName: entry.sourceName, sourceRef: entry.sourceRef, runID: runID))
+            }
             for record in batch.quarantined { counts = counts + (try writeQuarantine(record, runID: runID)) }
             return counts
         }

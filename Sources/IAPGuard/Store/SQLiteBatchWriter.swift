@@ -46,6 +46,13 @@ final class SQLiteBatchWriter {
         for notification in batch.notifications {
             counts = counts + (try writeNotification(notification, runID: runID, store: store))
         }
+        for entry in batch.users {
+            counts =
+                counts
+                + (try store.upsertRow(
+                    StoreRecords.userTable, values: StoreRecords.values(of: entry.user), sourceName: entry.sourceName,
+                    sourceRef: entry.sourceRef, runID: runID))
+        }
         for record in batch.quarantined { counts = counts + (try store.writeQuarantine(record, runID: runID)) }
         return counts
     }

@@ -2,7 +2,7 @@
 ///
 /// Private tables hold what was ingested; rules and reports read only the documented **views**
 /// (`transactions`, `sightings`, `orders`, `credits`, `notifications`, `refunds`, `apps`, `catalog`,
-/// `testers`, `fx_rates`, `runs`). All times are integer epoch milliseconds UTC; prices are integer
+/// `testers`, `fx_rates`, `runs`, `users`). All times are integer epoch milliseconds UTC; prices are integer
 /// milliunits of `currency` (Apple's convention: 0.99 USD = 990). The SQL sticks to a portable subset
 /// (no SQLite-only date functions) so the same views exist on PostgreSQL.
 public enum Schema {
@@ -25,6 +25,7 @@ public enum Schema {
         SourceStatsIndexes.migration,
         TestEnvironmentIndexes.migration,
         FindingUndoSchema.migration,
+        UserAccountSchema.migration,
         RefundReversalSchema.migration,
     ]
 

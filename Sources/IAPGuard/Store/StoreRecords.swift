@@ -169,6 +169,13 @@ enum StoreRecords {
 
     static let orderTable = KeyedTable(name: "backend_order", entity: "order", columns: orderColumns)
     static let creditTable = KeyedTable(name: "credit", entity: "credit", columns: creditColumns)
+    static let userTable = KeyedTable(name: "user_account", entity: "user", columns: userColumns)
+
+    static let userColumns = ["user_id", "country", "app_account_token", "application_username", "created_at"]
+
+    static func values(of u: UserAccount) -> [SQLValue] {
+        [.text(u.userID), .of(u.country), .of(u.appAccountToken), .of(u.applicationUsername), .of(u.createdAt)]
+    }
 
     /// `INSERT INTO table (columns) VALUES (?, …)`.
     static func insertSQL(_ table: String, _ columns: [String]) -> String {

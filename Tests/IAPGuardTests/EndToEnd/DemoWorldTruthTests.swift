@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import Testing
 
 @testable import IAPGuard
@@ -11,14 +10,7 @@ import Testing
 @Suite(.serialized) struct DemoWorldTruthTests {
     static let levels = ["informational", "low", "medium", "high", "critical"]
 
-    struct Row: Sendable {
-        var ruleID: String
-        var level: String
-        var transactionID: String?
-        var originalTransactionID: String?
-        var orderID: String?
-        var userID: String?
-    }
+    typealias Row = TruthWorld.Row
 
     /// A generated world run once through the pipeline, shared by the tests of this suite.
     struct RunWorld: Sendable {
@@ -32,61 +24,20 @@ import Testing
         static let shared: Result<RunWorld, any Error> = Result { try make() }
 
         static func make() throws -> RunWorld {
-            // Tests/IAPGuardTests/EndToEnd/<this file> → the repository root.
-            var root = URL(fileURLWithPath: #filePath)
-            for _ in 0..<4 { root.deleteLastPathComponent() }
-            let directory = TestScratch.root
-                .appendingPathComponent("iapguard-truth-\(ProcessInfo.processInfo.processIdentifier)")
-            try? FileManager.default.removeItem(at: directory)
-            let end = WorldGenerator.defaultEnd
-            _ = try WorldGenerator(
-                options: .init(
-                    seed: 3, users: 600, days: 30, end: end, rulesPath: root.appendingPathComponent("rules").path)
-            ).write(to: directory)
-            let config = try Config.load(from: directory.appendingPathComponent("iapguard.yml"))
-            let logger = Logger(label: "iapguard.test", factory: { _ in SwiftLogNoOpLogHandler() })
-            let pipeline = Pipeline(config: config, verifier: try JWSVerifier.make(for: config), logger: logger)
-            let first = try pipeline.run(Pipeline.Options(until: end, failOn: nil))
-            let second = try pipeline.run(Pipeline.Options(until: end, failOn: nil))
-            let later = try pipeline.run(Pipeline.Options(until: end + 60_000, failOn: nil))
-
-            let store = try SQLiteStore(path: config.storePath.path, readOnly: true)
-            var rows: [Row] = []
-            for v in try store.database.query(
-                """
-                SELECT rule_id, level, transaction_id, original_transaction_id, order_id, user_id FROM findings
-                WHERE outcome = 'hit' AND status IN ('new', 'recurring')
-                """)
-            {
-                rows.append(
-                    Row(
-                        ruleID: v[0].textValue ?? "", level: v[1].textValue ?? "", transactionID: v[2].textValue,
-                        originalTransactionID: v[3].textValue, orderID: v[4].textValue, userID: v[5].textValue))
-            }
-            let truth = try String(contentsOf: directory.appendingPathComponent("truth.jsonl"), encoding: .utf8)
-                .split(separator: "\n").map {
-                    try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
-                        .compactMapValues { $0 as? String }
-                }
+            let world = try TruthWorld(name: "iapguard-truth", seed: 3, users: 600, days: 30)
+            let end = world.end
+            let first = try world.pipeline.run(Pipeline.Options(until: end, failOn: nil))
+            let second = try world.pipeline.run(Pipeline.Options(until: end, failOn: nil))
+            let later = try world.pipeline.run(Pipeline.Options(until: end + 60_000, failOn: nil))
             return RunWorld(
-                directory: directory, truth: truth, findings: rows, firstRun: first, secondRun: second,
-                laterRun: later)
+                directory: world.directory, truth: try world.truth(), findings: try world.hitRows(), firstRun: first,
+                secondRun: second, laterRun: later)
         }
     }
 
-    /// Whether a finding is about the entity a truth line names: the same transaction, original
-    /// transaction or order; or the same user for findings that are about a user, not a transaction.
+    /// Whether a finding of the truth line's rule is about the entity it names.
     static func matches(_ truth: [String: String], _ row: Row) -> Bool {
-        guard truth["rule_id"] == row.ruleID else { return false }
-        let pairs: [(String, String?)] = [
-            ("transaction_id", row.transactionID), ("original_transaction_id", row.originalTransactionID),
-            ("order_id", row.orderID),
-        ]
-        for (key, value) in pairs {
-            if let expected = truth[key], let value, expected == value { return true }
-        }
-        if let user = truth["user_id"], row.transactionID == nil, row.userID == user { return true }
-        return false
+        truth["rule_id"] == row.ruleID && TruthWorld.sameEntity(truth, row)
     }
 
     static func rank(_ level: String) -> Int { levels.firstIndex(of: level) ?? -1 }

@@ -69,28 +69,13 @@ import Testing
         #expect(try Self.keys(rule, store, from: 600 * Self.hour, to: 700 * Self.hour).isEmpty)
     }
 
-    @Test func aRefundLeavingTheRollingWindowScopesItsUsers() throws {
+    /// IAP-016 compares each user's refund rate with the app's own, which any refund anywhere moves: a
+    /// scoped evaluation could not be exact, so the rule has no incremental block and always runs fully.
+    @Test func refundAbuseIsEvaluatedFullyBecauseItComparesWithTheAppsOwnRefundRate() throws {
         let rule = try Self.rule("IAP-016")
-        let refund: Int64 = 10_000 * Self.hour
-        let store = try Self.store([
-            (
-                "transactions",
-                [
-                    [
-                        "transaction_id": .text("T1"), "revocation_date": .integer(refund),
-                        "verification": .text("verified"),
-                    ]
-                ]
-            ),
-            ("credits", [["credit_id": .text("c"), "transaction_id": .text("T1"), "user_id": .text("u-1")]]),
-            ("orders", [["order_id": .text("o"), "transaction_id": .text("T1"), "user_id": .text("u-2")]]),
-        ])
-        let expiry = refund + 90 * 24 * Self.hour
-        #expect(
-            try Self.keys(rule, store, from: expiry - Self.hour, to: expiry + Self.hour) == [
-                "user_id:u-1", "user_id:u-2",
-            ])
-        #expect(try Self.keys(rule, store, from: refund + Self.hour, to: refund + 2 * Self.hour).isEmpty)
+        #expect(rule.incremental == nil)
+        #expect(!rule.query.contains("{{scope"))
+        #expect(rule.query.contains("baseline"))
     }
 
     @Test func aRuleScopeIsTheSharedKeysPlusItsOwnTimeKeysAndNoOtherRules() throws {
@@ -186,6 +171,28 @@ import Testing
             """, [])
         let fallback = try planner.plan(rules: [missing], runID: 2, now: 1_001 * Self.hour, forceFull: nil)
         #expect(fallback.modes["IAP-014"] == .full(reason: "a standing finding's key cannot be told"))
+    }
+
+    @Test func aRuleReadingTheAccountsRunsFullyWhenAnAccountChangedAndOthersStayIncremental() throws {
+        let owner = try Self.rule("IAP-012")
+        let duplicate = try Self.rule("IAP-001")
+        #expect(IncrementalPlanner.readsUsers(owner) && !IncrementalPlanner.readsUsers(duplicate))
+        let store = try Self.store([])
+        let planner = Self.planner(store)
+        for rule in [owner, duplicate] {
+            let stats = RuleRunResult.RuleStats(ruleID: rule.id, ruleVersion: rule.version, ruleStatus: rule.status)
+            try planner.record(RuleRunResult(stats: [stats]), rules: [rule], runID: 1, now: 1_000 * Self.hour)
+        }
+        let quiet = try planner.plan(rules: [owner, duplicate], runID: 2, now: 1_001 * Self.hour, forceFull: nil)
+        #expect(quiet.modes["IAP-012"]?.isIncremental == true)
+        try store.database.run(
+            """
+            INSERT INTO user_account (user_id, country, source_name, source_ref, row_hash, first_run_id, last_run_id)
+            VALUES ('u-1', 'TUR', 'users', 'users.csv:2', 'h', 2, 2)
+            """, [])
+        let plan = try planner.plan(rules: [owner, duplicate], runID: 2, now: 1_001 * Self.hour, forceFull: nil)
+        #expect(plan.modes["IAP-012"] == .full(reason: "the accounts (users) changed since the last evaluation"))
+        #expect(plan.modes["IAP-001"]?.isIncremental == true)
     }
 
     @Test func aRuleRunsIncrementallyOnlyAfterAnUnchangedEvaluationAndNotWhenItPricedAtNow() throws {

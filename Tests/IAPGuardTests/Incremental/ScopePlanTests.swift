@@ -96,9 +96,9 @@ import Testing
         #expect(checked >= 14)
     }
 
-    /// The whole tables the shipped rules' scoped queries still read: none. (IAP-014, IAP-015 and IAP-016
-    /// read the `refunds` view's notification half through the `(notification_type, transaction_id)` index
-    /// of migration 13; they scanned the notifications before it.)
+    /// The whole tables the shipped rules' scoped queries still read: none. (IAP-014 and IAP-015 read the
+    /// `refunds` view's notification half through the `(notification_type, transaction_id)` index of
+    /// migration 13.)
     static let scopedQueryScans: [String: Set<String>] = [:]
 
     /// A daily run evaluates the shipped rules' scoped queries: apart from the reads listed in

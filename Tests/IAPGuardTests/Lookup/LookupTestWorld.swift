@@ -150,6 +150,16 @@ struct LookupTestWorld {
                 reversedAt: at + day + hour, reason: "refund")
             w.notification("n-cons-\(i)", type: "REFUND", tx: tx, at: at + day, revokedAt: at + day)
         }
+        // a genuine Apple payload of another app, refused for its bundle, credited anyway
+        w.purchase(
+            "1000000000000090", user: "u-foreign", order: "o-foreign", at: n - 2 * day, bundle: "com.cheap.app",
+            outcome: .failed(.wrongBundle, "bundleId 'com.cheap.app' is not a configured app"))
+        w.credit("c-foreign", tx: "1000000000000090", order: "o-foreign", user: "u-foreign", at: n - 2 * day + 60_000)
+        // a credited product that is not in the app's catalog (IAP-006)
+        w.purchase(
+            "1000000000000091", user: "u-retired", order: "o-retired", at: n - 3 * day,
+            product: "com.example.coins.retired")
+        w.credit("c-retired", tx: "1000000000000091", order: "o-retired", user: "u-retired", at: n - 3 * day + 60_000)
         try w.commit(runRules: true)
         return w
     }
@@ -160,11 +170,12 @@ struct LookupTestWorld {
         _ tx: String, user: String?, order: String?, at: Int64, product: String = pack100, original: String? = nil,
         environment: String = "Production", storefront: String = "USA", currency: String = "USD",
         price: Int64 = 990, token: String? = nil, ownership: String = "PURCHASED", reason: String = "PURCHASE",
-        revokedAt: Int64? = nil, legacy: Bool = false, failed: Bool = false
+        revokedAt: Int64? = nil, legacy: Bool = false, failed: Bool = false, bundle: String = bundle,
+        outcome: VerificationOutcome? = nil
     ) {
         var t = AppleTransaction(transactionID: tx)
         t.originalTransactionID = original ?? tx
-        t.bundleID = Self.bundle
+        t.bundleID = bundle
         t.productID = product
         t.type =
             product == Self.noAds
@@ -190,9 +201,10 @@ struct LookupTestWorld {
             transaction: t, sourceKind: legacy ? .receipt : .jws, sourceName: legacy ? "receipts" : "signed",
             sourceRef: "data/\(legacy ? "receipts" : "transactions").jsonl:\(payloadCounter)",
             payloadHash: "hash-\(payloadCounter)",
-            verification: failed
-                ? .failed(.chainUntrusted, "the chain does not lead to a trusted root")
-                : (legacy ? VerificationOutcome(status: .notSigned, reason: "status-0") : .verified))
+            verification: outcome
+                ?? (failed
+                    ? .failed(.chainUntrusted, "the chain does not lead to a trusted root")
+                    : (legacy ? VerificationOutcome(status: .notSigned, reason: "status-0") : .verified)))
         sighting.submittedByUserID = user
         sighting.submittedOrderID = order
         sighting.receivedAt = at + 2000

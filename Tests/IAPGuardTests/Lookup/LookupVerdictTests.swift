@@ -91,6 +91,19 @@ struct LookupVerdictTests {
         #expect(failed.action?.contains("u-forge2") == true)
     }
 
+    @Test func aGenuineOtherAppTransactionIsWrongAppNotForged() throws {
+        let v = try verdict("1000000000000090")
+        #expect(v.code == .wrongApp, "\(v.headline)")
+        #expect(v.headline.contains("com.cheap.app"))
+        #expect(v.action?.contains("u-foreign") == true)
+    }
+
+    @Test func aCreditedProductOutsideTheCatalogIsNotPaidAndCredited() throws {
+        let v = try verdict("1000000000000091")
+        #expect(v.code == .creditedWrongItem, "\(v.headline)")
+        #expect(v.code.isProblem)
+    }
+
     @Test func creditWithoutAppleConfirmationIsUnverifiable() throws {
         let v = try verdict("1000000000000013")
         #expect(v.code == .unverifiable)

@@ -26,6 +26,8 @@ import Testing
             DROP INDEX notification_source_time;
             DROP INDEX apple_transaction_test_environment;
             DROP INDEX apple_sighting_test_environment;
+            DROP VIEW users;
+            DROP TABLE user_account;
             DELETE FROM schema_migration WHERE version > 6;
             """ + shape)
         #expect(try store.schemaVersion() == 6)

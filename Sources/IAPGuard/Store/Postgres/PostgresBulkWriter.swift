@@ -31,6 +31,11 @@ struct PostgresBulkWriter {
         for notification in batch.notifications {
             counts = counts + (try store.writeNotification(notification, runID: runID))
         }
+        counts =
+            counts
+            + (try writeKeyed(
+                StoreRecords.userTable,
+                rows: batch.users.map { (StoreRecords.values(of: $0.user), $0.sourceName, $0.sourceRef) }))
         for record in batch.quarantined { counts = counts + (try store.writeQuarantine(record, runID: runID)) }
         return counts
     }
