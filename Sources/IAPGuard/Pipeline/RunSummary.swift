@@ -50,6 +50,9 @@ public struct RunSummary: Sendable, Codable {
     public var findingsAtOrAboveFailOn = false
     /// The report folder written by this run.
     public var reportFolder: String?
+    /// Cases after the case stage: by status (`open`, `investigating`, …) and what the run did (`opened`,
+    /// `reopened`, `resolved_by_job`, `merged`).
+    public var caseCounts: [String: Int] = [:]
 
     public init(runID: Int64, storePath: String) {
         self.runID = runID

@@ -132,12 +132,14 @@ public struct ReportInput: Sendable, Hashable, Codable {
     /// records (read counts are then 0 and not shown): the pipeline's choice, so that a run and its re-run
     /// of the same window give identical bytes.
     public var sourcesAsStored: Bool?
+    /// The case queue after the case stage (see ``IncidentCase``); empty when cases were not built.
+    public var cases: [IncidentCase]
 
     public init(
         runID: Int64, windowSince: Int64?, windowUntil: Int64?, startedAt: Int64, finishedAt: Int64,
         toolVersion: String, configHash: String, referenceCurrency: String, sources: [Source],
         findings: [Finding], rules: [RuleDescription], ruleCounts: [RuleCount], quarantine: [QuarantineCount],
-        history: [RunHistoryEntry], priceRatios: [PriceRatio]? = nil
+        history: [RunHistoryEntry], priceRatios: [PriceRatio]? = nil, cases: [IncidentCase] = []
     ) {
         self.runID = runID
         self.windowSince = windowSince
@@ -154,5 +156,6 @@ public struct ReportInput: Sendable, Hashable, Codable {
         self.quarantine = quarantine
         self.history = history
         self.priceRatios = priceRatios
+        self.cases = cases
     }
 }

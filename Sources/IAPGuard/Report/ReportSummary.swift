@@ -103,6 +103,19 @@ struct ReportSummary: Encodable {
     var quarantine: [Quarantine]
     var moneyAtRiskByStorefront: [Storefront]
     var files: [String]
+    var cases: Cases
+
+    /// Cases of this report: by status, and those waiting for an analyst (`open`, `investigating`) by level.
+    struct Cases: Encodable {
+        var total: Int
+        var byStatus: [String: Int]
+        var openByLevel: [String: Int]
+        enum CodingKeys: String, CodingKey {
+            case total
+            case byStatus = "by_status"
+            case openByLevel = "open_by_level"
+        }
+    }
 
     enum CodingKeys: String, CodingKey {
         case schemaVersion = "schema_version"
@@ -110,7 +123,7 @@ struct ReportSummary: Encodable {
         case changeSincePrevious = "change_since_previous"
         case rules, quarantine
         case moneyAtRiskByStorefront = "money_at_risk_by_storefront"
-        case files
+        case files, cases
     }
 
     init(_ model: ReportModel) {
@@ -161,6 +174,13 @@ struct ReportSummary: Encodable {
             Storefront(storefront: $0.storefront, moneyAtRisk: ReportFormat.decimal(milliunits: $0.amount))
         }
         files = ReportWriter.runFiles
+        var byStatus: [String: Int] = [:]
+        for status in CaseStatus.allCases { byStatus[status.rawValue] = 0 }
+        for incident in model.cases { byStatus[incident.status.rawValue, default: 0] += 1 }
+        cases = Cases(
+            total: model.cases.count, byStatus: byStatus,
+            openByLevel: Dictionary(
+                uniqueKeysWithValues: Finding.Level.allCases.map { ($0.rawValue, model.openCasesByLevel[$0] ?? 0) }))
     }
 
     /// The JSON bytes (sorted keys, pretty-printed, trailing newline).

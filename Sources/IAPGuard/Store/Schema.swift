@@ -24,6 +24,7 @@ public enum Schema {
         RefundIndexSchema.migration,
         SourceStatsIndexes.migration,
         TestEnvironmentIndexes.migration,
+        CaseSchema.migration,
     ]
 
     /// The newest schema version.
