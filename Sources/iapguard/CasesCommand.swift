@@ -122,9 +122,7 @@ struct CasesListCommand: ParsableCommand {
         }
         let currency = opened.config?.referenceCurrency ?? "USD"
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            encoder.keyEncodingStrategy = .convertToSnakeCase
+            let encoder = CaseDetail.jsonEncoder(pretty: false)
             for c in cases { print(String(decoding: try encoder.encode(c), as: UTF8.self)) }
             return
         }

@@ -35,11 +35,22 @@ public struct CaseDetail: Sendable {
                 case incident = "case"
             }
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        encoder.keyEncodingStrategy = .convertToSnakeCase
+        let encoder = Self.jsonEncoder(pretty: true)
         let body = Body(incident: incident, findings: findings, history: history, timeline: timeline, notes: notes)
         return String(decoding: try encoder.encode(body), as: UTF8.self) + "\n"
+    }
+
+    /// The encoder of the cases JSON: snake_case keys as in the lookup's JSON (`findingIDs` →
+    /// `finding_ids`), sorted, unescaped slashes; pretty printed or one line.
+    public static func jsonEncoder(pretty: Bool) -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting =
+            pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
+        encoder.keyEncodingStrategy = .custom { path in
+            guard let last = path.last, last.intValue == nil else { return path.last ?? CaseCodingKey("") }
+            return CaseCodingKey(LookupJSON.snakeCase(last.stringValue))
+        }
+        return encoder
     }
 
     /// The case as text for a terminal (at most about 100 columns; ids with control characters shown as
@@ -209,4 +220,13 @@ extension CaseDetail {
         timeline.sort { $0.at != $1.at ? $0.at < $1.at : $0.kind.rank < $1.kind.rank }
         return CaseDetail(incident: incident, findings: findings, history: history, timeline: timeline, notes: notes)
     }
+}
+
+/// A key of the cases JSON.
+struct CaseCodingKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(_ string: String) { stringValue = string }
+    init?(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
 }

@@ -43,9 +43,9 @@ extension HTMLReportRenderer {
             out += "<td class=\"mono nw\">\(link)\(HTMLText.data(c.caseID, maxCharacters: 40))"
             out += (link.isEmpty ? "" : "</a>") + "</td>"
             out += "<td>\(HTMLText.data(c.rules.joined(separator: " "), maxCharacters: cap))</td>"
-            out += "<td class=\"mono\">\(HTMLText.optional(c.anchorTransactionID, maxCharacters: short))</td>"
-            out += "<td class=\"mono\">\(HTMLText.optional(c.gainingUserID, maxCharacters: short))</td>"
-            out += "<td class=\"mono\">\(HTMLText.optional(c.losingUserID, maxCharacters: short))</td>"
+            out += "<td class=\"mono nw\">\(HTMLText.optional(c.anchorTransactionID, maxCharacters: short))</td>"
+            out += "<td class=\"mono nw\">\(HTMLText.optional(c.gainingUserID, maxCharacters: short))</td>"
+            out += "<td class=\"mono nw\">\(HTMLText.optional(c.losingUserID, maxCharacters: short))</td>"
             out += "<td class=\"wide\">\(HTMLText.data(c.summary, maxCharacters: cap))</td></tr>\n"
         }
         out += "</tbody></table></div>\n"

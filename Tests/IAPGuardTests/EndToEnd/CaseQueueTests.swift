@@ -164,6 +164,18 @@ import Testing
         let history = try CaseReader(connection: store.connection).history(of: caseID)
         #expect(history.map(\.to) == [.open, .falsePositive])
 
+        // --fail-on counts hits by default; with open cases, closing every case lets the job pass.
+        let triage = CaseTriage(connection: store.connection)
+        for open in try CaseReader(connection: store.connection).list(CaseReader.Filter(status: .open)) {
+            try triage.setStatus(open.caseID, to: .falsePositive, by: "analyst-1", note: nil, at: 2)
+        }
+        var byHits = Pipeline.Options(until: Self.end + 240_000, failOn: .informational)
+        #expect(try pipeline.run(byHits).findingsAtOrAboveFailOn)
+        byHits.failOnOpenCases = true
+        #expect(try pipeline.run(byHits).findingsAtOrAboveFailOn == false)
+        try triage.setStatus(caseID, to: .open, by: "analyst-1", note: "second look", at: 3)
+        #expect(try pipeline.run(byHits).findingsAtOrAboveFailOn)
+
         // A store built by one full run over the same data gives every incident the same case id.
         let fresh = TestScratch.root.appendingPathComponent("iapguard-cases-fresh-\(UUID().uuidString)")
         try FileManager.default.copyItem(at: world.directory, to: fresh)
