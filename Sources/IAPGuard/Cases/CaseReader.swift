@@ -83,37 +83,15 @@ public struct CaseReader {
     public func findings(of caseID: String) throws -> [Finding] {
         let json = EvidenceJSON()
         let decoder = JSONDecoder()
+        let columns = RuleEngine.storedColumns.split(separator: ",").map {
+            "f." + $0.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
         let rows = try connection.query(
-            """
-            SELECT f.finding_id, f.rule_id, f.rule_version, f.rule_title, f.level, f.status, f.outcome,
-                   f.inconclusive_reason, f.transaction_id, f.original_transaction_id, f.order_id, f.user_id,
-                   f.bundle_id, f.product_id, f.storefront, f.amount, f.currency, f.amount_ref, f.observed,
-                   f.threshold, f.summary, f.evidence_json, f.first_run_id, f.last_run_id
-            FROM case_findings m JOIN findings f ON f.finding_id = m.finding_id
-            WHERE m.case_id = ?
-            ORDER BY m.active DESC, f.rule_id, f.finding_id
-            """, [.text(caseID)])
-        return rows.map { v in
-            var f = Finding(
-                findingID: v[0].textValue ?? "", runID: v[23].integerValue ?? 0, ruleID: v[1].textValue ?? "",
-                ruleVersion: v[2].textValue ?? "", ruleTitle: v[3].textValue ?? "",
-                level: Finding.Level(rawValue: v[4].textValue ?? "") ?? .medium,
-                status: Finding.Status(rawValue: v[5].textValue ?? "") ?? .new,
-                outcome: Finding.Outcome(rawValue: v[6].textValue ?? "") ?? .hit, summary: v[20].textValue ?? "",
-                firstSeenRunID: v[22].integerValue ?? 0)
-            f.inconclusiveReason = v[7].textValue
-            f.transactionID = v[8].textValue
-            f.originalTransactionID = v[9].textValue
-            f.orderID = v[10].textValue
-            f.userID = v[11].textValue
-            f.bundleID = v[12].textValue
-            f.productID = v[13].textValue
-            f.storefront = v[14].textValue
-            f.amount = v[15].integerValue
-            f.currency = v[16].textValue
-            f.amountRef = v[17].integerValue
-            f.observed = v[18].textValue
-            f.threshold = v[19].textValue
+            "SELECT " + columns.joined(separator: ", ")
+                + " FROM case_findings m JOIN findings f ON f.finding_id = m.finding_id WHERE m.case_id = ?"
+                + " ORDER BY m.active DESC, f.rule_id, f.finding_id", [.text(caseID)])
+        return rows.compactMap { v in
+            guard var f = RuleEngine.storedFinding(v) else { return nil }
             f.evidence =
                 v[21].textValue.flatMap {
                     json.decodeRows($0) ?? (try? decoder.decode([EvidenceRow].self, from: Data($0.utf8)))
@@ -135,25 +113,5 @@ public struct CaseReader {
                 runID: v[3].integerValue, by: v[4].textValue ?? "", from: v[5].textValue.flatMap(CaseStatus.init),
                 to: CaseStatus(rawValue: v[6].textValue ?? "") ?? .open, note: v[7].textValue)
         }
-    }
-
-    /// Case id and status of each finding that belongs to a case (for lookups), by finding id.
-    public func caseOfFindings(_ findingIDs: [String]) throws -> [String: (caseID: String, status: CaseStatus)] {
-        guard !findingIDs.isEmpty, try hasCases() else { return [:] }
-        var out: [String: (caseID: String, status: CaseStatus)] = [:]
-        for id in Set(findingIDs).sorted() {
-            let rows = try connection.query(
-                """
-                SELECT c.case_id, c.status, c.merged_into FROM case_findings m JOIN cases c ON c.case_id = m.case_id
-                WHERE m.finding_id = ?
-                """, [.text(id)])
-            guard let v = rows.first, let caseID = v[0].textValue else { continue }
-            if let into = v[2].textValue, let merged = try? find(into) {
-                out[id] = (merged.caseID, merged.status)
-            } else {
-                out[id] = (caseID, CaseStatus(rawValue: v[1].textValue ?? "") ?? .open)
-            }
-        }
-        return out
     }
 }
