@@ -192,6 +192,29 @@ import Testing
                 == Dictionary(uniqueKeysWithValues: after.map { ($0.findingID, $0.caseID) }))
     }
 
+    @Test func aCaseShowsItsFindingsEvidenceHistoryAndTimelineAsTextJSONAndSafeHTML() throws {
+        let world = try World.shared.get()
+        let store = try SQLiteStore(path: world.config.storePath.path, readOnly: true)
+        let first = try #require(try CaseReader(connection: store.connection).list().first { !$0.rules.isEmpty })
+        let detail = try CaseDetail.load(caseID: first.caseID, store: store, referenceCurrency: "USD")
+        #expect(detail.incident.caseID == first.caseID)
+        #expect(detail.findings.map(\.findingID).sorted() == first.findingIDs)
+        #expect(detail.findings.allSatisfy { !$0.evidence.isEmpty })
+        #expect(!detail.timeline.isEmpty)
+        #expect(detail.history.first?.to == .open)
+        let text = detail.text()
+        #expect(text.contains("HISTORY") && text.contains("TIMELINE") && text.contains(first.caseID))
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: Data(detail.json().utf8)) as? [String: Any])
+        #expect((json["case"] as? [String: Any])?["finding_ids"] as? [String] == first.findingIDs)
+        let page = TestScratch.root.appendingPathComponent("case-\(UUID().uuidString).html")
+        defer { try? FileManager.default.removeItem(at: page) }
+        try Data(detail.html().utf8).write(to: page)
+        let verdict = try ReportTestSupport.htmlVerdict(page)
+        #expect(verdict.errors.isEmpty, "\(verdict.errors.prefix(5))")
+        #expect(verdict.scripts == 1)
+    }
+
     @Test func casesCSVReadsBackWithPythonAndTheReportOpensOnTheQueue() throws {
         let world = try World.shared.get()
         let folder = URL(fileURLWithPath: try #require(world.firstRun.reportFolder))
