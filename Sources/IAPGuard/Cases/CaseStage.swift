@@ -113,17 +113,20 @@ public struct CaseStage {
         // --- the cases, their states and what to write ---
         var outcome = Outcome()
         var events: [[SQLValue]] = []
-        var statusChanges: [[SQLValue]] = []
+        var statusChanges: [(values: [SQLValue], event: Int)] = []
         func event(_ caseID: String, _ from: CaseStatus?, _ to: CaseStatus, _ note: String) {
             events.append([
                 .text(caseID), .integer(at), .integer(runID), .text(Self.jobName), .of(from?.rawValue),
                 .text(to.rawValue), .text(note),
             ])
             if let from, from != to {
-                statusChanges.append([
-                    .text(to.rawValue), .text(Self.jobName), .integer(at), .text(note), .text(caseID),
-                    .text(from.rawValue),
-                ])
+                statusChanges.append(
+                    (
+                        [
+                            .text(to.rawValue), .text(Self.jobName), .integer(at), .text(note), .text(caseID),
+                            .text(from.rawValue),
+                        ], events.count - 1
+                    ))
             }
         }
         var caseRows: [[SQLValue]] = []
@@ -405,11 +408,12 @@ public struct CaseStage {
     // MARK: Writing
 
     /// Writes the stage's rows. An existing case's state is changed only by the guarded updates of
-    /// `statusChanges` (to, by, at, note, case id, expected current state), so an analyst's `set-status`
-    /// committed while the run was working is never overwritten.
-    func write(cases: [[SQLValue]], membership: [[SQLValue]], events: [[SQLValue]], statusChanges: [[SQLValue]])
-        throws
-    {
+    /// `statusChanges` (to, by, at, note, case id, expected current state; and the index of its history
+    /// entry), so an analyst's `set-status` committed while the run was working is never overwritten.
+    func write(
+        cases: [[SQLValue]], membership: [[SQLValue]], events: [[SQLValue]],
+        statusChanges: [(values: [SQLValue], event: Int)]
+    ) throws {
         try connection.transaction {
             let statusColumns: Set<String> = ["status", "status_by", "status_at", "status_note"]
             let caseSQL =
@@ -418,18 +422,23 @@ public struct CaseStage {
                 + connection.dialect.upsert(
                     conflict: ["case_id"], update: Self.columns.dropFirst().filter { !statusColumns.contains($0) })
             for row in cases { _ = try connection.run(caseSQL, row) }
+            // A state changed by an analyst since it was read is left alone, and so is its history entry.
+            var superseded = Set<Int>()
             for change in statusChanges {
-                _ = try connection.run(
+                let updated = try connection.run(
                     """
                     UPDATE case_state SET status = ?, status_by = ?, status_at = ?, status_note = ?
                     WHERE case_id = ? AND status = ?
-                    """, change)
+                    """, change.values)
+                if updated == 0 { superseded.insert(change.event) }
             }
             let memberSQL =
                 "INSERT INTO case_finding (finding_id, case_id, joined_run_id, active) VALUES (?, ?, ?, ?) "
                 + connection.dialect.upsert(conflict: ["finding_id"], update: ["case_id", "joined_run_id", "active"])
             for row in membership { _ = try connection.run(memberSQL, row) }
-            for row in events { try Self.appendEvent(row, connection) }
+            for (index, row) in events.enumerated() where !superseded.contains(index) {
+                try Self.appendEvent(row, connection)
+            }
         }
     }
 

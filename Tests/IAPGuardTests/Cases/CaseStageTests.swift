@@ -126,6 +126,27 @@ import Testing
         #expect(back.caseID == id && back.status == .open)
     }
 
+    @Test func aJobChangeBasedOnAStaleStateLeavesTheAnalystsNewerStateAndHistoryAlone() throws {
+        let world = try World("race")
+        try world.runWith([Self.finding("F-A", "IAP-015", tx: "2000000000000003", user: "u-1")])
+        let id = try #require(try world.caseOf("F-A")).caseID
+        try CaseTriage(connection: world.store.connection).setStatus(
+            id, to: .confirmedFraud, by: "carol", note: nil, at: 9)
+        // The job read `open` before carol's change and now wants to resolve the case.
+        let event: [SQLValue] = [
+            .text(id), .integer(10), .integer(2), .text(CaseStage.jobName), .text("open"), .text("resolved"),
+            .text("resolved: every finding of the case resolved"),
+        ]
+        let change: [SQLValue] = [
+            .text("resolved"), .text(CaseStage.jobName), .integer(10), .text("resolved"), .text(id), .text("open"),
+        ]
+        try CaseStage(connection: world.store.connection).write(
+            cases: [], membership: [], events: [event], statusChanges: [(change, 0)])
+        #expect(try CaseReader(connection: world.store.connection).find(id).status == .confirmedFraud)
+        #expect(
+            try CaseReader(connection: world.store.connection).history(of: id).map(\.to) == [.open, .confirmedFraud])
+    }
+
     @Test func anAnalystsDecisionIsNotOverwrittenAndUnknownCasesAreReported() throws {
         let world = try World("triage")
         try world.runWith([Self.finding("F-A", "IAP-004", tx: "2000000000000002", user: "u-1")])
