@@ -182,6 +182,9 @@ enum HTMLPage {
         th[aria-sort=descending] button.sort::after { content: " \\2193"; }
         label.filter { display: block; margin: 0.25rem 0; }
         .filters label.filter { display: inline-block; margin-right: 1rem; }
+        table.cases td { overflow-wrap: normal; word-break: normal; }
+        table.cases td.wide { min-width: 12rem; overflow-wrap: anywhere; }
+        table.cases .lvl { min-width: 0; }
         label.filter input { font: inherit; padding: 0.1rem 0.3rem; }
         footer { margin-top: 3rem; color: var(--muted); font-size: 0.85rem; }
         @media print {

@@ -42,7 +42,7 @@ extension HTMLReportRenderer {
             let link = index < Self.maxCaseDetails ? "<a href=\"#\(anchor)\">" : ""
             out += "<td class=\"mono nw\">\(link)\(HTMLText.data(c.caseID, maxCharacters: 40))"
             out += (link.isEmpty ? "" : "</a>") + "</td>"
-            out += "<td class=\"nw\">\(HTMLText.data(c.rules.joined(separator: " "), maxCharacters: cap))</td>"
+            out += "<td>\(HTMLText.data(c.rules.joined(separator: " "), maxCharacters: cap))</td>"
             out += "<td class=\"mono nw\">\(HTMLText.optional(c.anchorTransactionID, maxCharacters: short))</td>"
             out += "<td class=\"mono nw\">\(HTMLText.optional(c.gainingUserID, maxCharacters: short))</td>"
             out += "<td class=\"mono nw\">\(HTMLText.optional(c.losingUserID, maxCharacters: short))</td>"
