@@ -14,6 +14,7 @@ struct IAPGuardCommand: AsyncParsableCommand {
             VerifyCommand.self,
             RulesCommand.self,
             LookupCommand.self,
+            CasesCommand.self,
         ]
     )
 }

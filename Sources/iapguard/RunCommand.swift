@@ -26,6 +26,13 @@ struct RunCommand: ParsableCommand {
     )
     var failOn: String = "high"
 
+    @Flag(
+        name: .long,
+        help:
+            "--fail-on counts open cases (open or investigating) instead of active hits: a case an analyst closed no longer fails the run."
+    )
+    var failOnOpenCases = false
+
     @Option(
         name: .long,
         help:
@@ -90,6 +97,7 @@ struct RunCommand: ParsableCommand {
         var options = Pipeline.Options(
             failOn: RunExitCode.parseFailOn(failOn) ?? .high, dryRun: dryRun, fullRebuild: fullRebuild,
             batchSize: batchSize)
+        options.failOnOpenCases = failOnOpenCases
         options.since = since.flatMap(TimeParser.epochMillis)
         options.until = until.flatMap(TimeParser.epochMillis)
         try Self.execute(

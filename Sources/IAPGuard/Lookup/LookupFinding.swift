@@ -14,6 +14,10 @@ public struct LookupFinding: Sendable, Hashable, Codable {
     public var amountRef: Int64?
     public var firstRunID: Int64
     public var lastSeenRunID: Int64
+    /// The case the finding belongs to (`iapguard cases show`), when the store has cases.
+    public var caseID: String?
+    /// That case's triage state (`open`, `investigating`, `confirmed-fraud`, `false-positive`, `resolved`).
+    public var caseStatus: String?
 
     /// Whether the finding is an active hit (new or recurring, not suppressed or resolved).
     public var isActive: Bool { outcome == "hit" && (status == "new" || status == "recurring") }

@@ -68,14 +68,15 @@ public struct LookupHTMLRenderer {
         if !result.findings.isEmpty {
             b += "<section><h2>Findings</h2>\n<div class=\"wrap\"><table class=\"sortable filterable\">\n"
             b += "<thead><tr><th>level</th><th>rule</th><th>status</th><th>summary</th><th>transaction</th>"
-            b += "<th>order</th><th>user</th></tr></thead>\n<tbody>\n"
+            b += "<th>order</th><th>user</th><th>case</th></tr></thead>\n<tbody>\n"
             for f in result.findings {
                 let level = HTMLText.anchor(f.level)
                 b += "<tr><td data-sort=\"\(f.levelRank)\"><span class=\"lvl lvl-\(level)\">\(d(f.level))</span></td>"
                 b += "<td class=\"nw\">\(d(f.ruleID))<br><span class=\"muted\">\(d(f.ruleTitle))</span></td>"
                 b += "<td>\(d(f.status))\(f.outcome == "hit" ? "" : " (\(d(f.outcome)))")</td>"
                 b += "<td class=\"wide\">\(d(f.summary))</td><td class=\"id\">\(o(f.transactionID))</td>"
-                b += "<td>\(o(f.orderID))</td><td>\(o(f.userID))</td></tr>\n"
+                b += "<td>\(o(f.orderID))</td><td>\(o(f.userID))</td>"
+                b += "<td class=\"nw\">\(o(f.caseID))<br><span class=\"muted\">\(o(f.caseStatus))</span></td></tr>\n"
             }
             b += "</tbody></table></div></section>\n"
         }

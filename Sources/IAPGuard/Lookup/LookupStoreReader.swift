@@ -207,11 +207,39 @@ struct LookupStoreReader {
                 amountRef: r.int("amount_ref"), firstRunID: r.int("first_run_id") ?? 0,
                 lastSeenRunID: r.int("last_seen_run_id") ?? 0)
         }
-        return found.sorted {
+        let cases = try caseOfFindings(found.map(\.findingID))
+        return found.map { finding in
+            var withCase = finding
+            withCase.caseID = cases[finding.findingID]?.id
+            withCase.caseStatus = cases[finding.findingID]?.status
+            return withCase
+        }.sorted {
             if $0.isActive != $1.isActive { return $0.isActive }
             if $0.levelRank != $1.levelRank { return $0.levelRank > $1.levelRank }
             return ($0.ruleID, $0.findingID) < ($1.ruleID, $1.findingID)
         }
+    }
+
+    /// Finding id → its case and the case's state (a merged case answers with the case that absorbed it);
+    /// empty on a store from before the cases migration.
+    func caseOfFindings(_ findingIDs: [String]) throws -> [String: (id: String, status: String)] {
+        guard !findingIDs.isEmpty, try hasView("case_findings") else { return [:] }
+        var p: [String: SQLValue] = [:]
+        let list = Self.inList(findingIDs, prefix: "f", into: &p)
+        var out: [String: (id: String, status: String)] = [:]
+        for r in try rows(
+            """
+            SELECT m.finding_id, COALESCE(t.case_id, c.case_id) AS case_id, COALESCE(t.status, c.status) AS status
+            FROM case_findings m JOIN cases c ON c.case_id = m.case_id
+            LEFT JOIN cases t ON t.case_id = c.merged_into
+            WHERE m.finding_id IN \(list)
+            """, p)
+        {
+            if let finding = r.text("finding_id"), let id = r.text("case_id") {
+                out[finding] = (id, r.text("status") ?? "")
+            }
+        }
+        return out
     }
 
     /// Lower-cased token → the users whose orders carry it.

@@ -79,7 +79,8 @@ public struct LookupTextRenderer {
             heading("FINDINGS (\(result.findings.count))")
             for f in result.findings.prefix(30) {
                 wrap(
-                    "\(f.level.uppercased()) \(f.ruleID) \(f.status)\(f.outcome == "hit" ? "" : " \(f.outcome)"): \(f.summary)",
+                    "\(f.level.uppercased()) \(f.ruleID) \(f.status)\(f.outcome == "hit" ? "" : " \(f.outcome)"): \(f.summary)"
+                        + (f.caseID.map { " [case \($0) \(f.caseStatus ?? "")]" } ?? ""),
                     indent: "    ", first: "  ")
             }
             if result.findings.count > 30 { wrap("… \(result.findings.count - 30) more (see --json).", indent: "  ") }
@@ -134,7 +135,7 @@ public struct LookupTextRenderer {
     }
 
     /// Replaces control, bidi and invisible format characters with a visible `⟦U+XXXX⟧` marker.
-    static func clean(_ text: String) -> String {
+    public static func clean(_ text: String) -> String {
         var out = ""
         for scalar in text.unicodeScalars {
             if HTMLText.isNeutralised(scalar) || scalar == "\n" || scalar == "\t" {

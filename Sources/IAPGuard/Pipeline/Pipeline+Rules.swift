@@ -64,6 +64,11 @@ extension Pipeline {
             for stats in result.stats { summary.ruleModes[stats.ruleID] = stats.mode ?? "full" }
             record(result, rules: rules, failOn: options.failOn, into: &summary)
             CrashPoint.shared.reached("rules")
+            var cases: [IncidentCase] = []
+            summary.stageSeconds["cases"] = try Self.measure {
+                cases = try buildCases(
+                    store: store, findings: result.findings, rules: rules, options: options, summary: &summary)
+            }
             if writesReports {
                 FreedMemory.release()
                 var folder: URL?
@@ -72,7 +77,8 @@ extension Pipeline {
                     let findings = result.findings
                     result.findings = []
                     folder = try writeReport(
-                        store: store, rules: rules, findings: consume findings, stats: result.stats, window: window)
+                        store: store, rules: rules, findings: consume findings, stats: result.stats, window: window,
+                        cases: cases)
                 }
                 summary.stageSeconds["report"] = reportSeconds
                 summary.reportFolder = folder?.path
@@ -81,6 +87,46 @@ extension Pipeline {
             }
             try finish(store, &summary)
         }
+    }
+
+    /// The case stage (``CaseStage``) on the stored findings; with `failOnOpenCases`, decides the findings
+    /// exit code from open cases of non-experimental rules at or above `failOn` instead of from hits.
+    func buildCases(
+        store: any SQLBackedStore, findings: [Finding], rules: [Rule], options: Options, summary: inout RunSummary
+    ) throws -> [IncidentCase] {
+        var losing: [String: String] = [:]
+        for finding in findings where finding.status != .resolved {
+            if let user = CaseStage.losingUserID(userID: finding.userID, evidence: finding.evidence) {
+                losing[finding.findingID] = user
+            }
+        }
+        let outcome = try CaseStage(connection: store.connection).run(
+            runID: summary.runID, at: Clock.nowMillis(), losingUsers: losing)
+        var counts: [String: Int] = [
+            "opened": outcome.opened, "reopened": outcome.reopened, "resolved_by_job": outcome.resolved,
+            "merged": outcome.merged,
+        ]
+        for incident in outcome.cases where !incident.findingIDs.isEmpty {
+            counts[incident.status.rawValue, default: 0] += 1
+        }
+        summary.caseCounts = counts
+        logger.info(
+            "cases built",
+            metadata: [
+                "cases": "\(outcome.cases.count)", "opened": "\(outcome.opened)", "reopened": "\(outcome.reopened)",
+                "resolved": "\(outcome.resolved)", "merged": "\(outcome.merged)",
+                "largest_case_findings": "\(outcome.largestCase)",
+            ])
+        if options.failOnOpenCases {
+            let experimental = Set(rules.filter { !$0.status.failsRun }.map(\.id))
+            summary.findingsAtOrAboveFailOn = outcome.cases.contains { incident in
+                guard let failOn = options.failOn, incident.status.isOpen, incident.level >= failOn else {
+                    return false
+                }
+                return incident.rules.contains { !experimental.contains($0) }
+            }
+        }
+        return outcome.cases
     }
 
     /// Evaluates the rules one at a time (for progress and checkpoints); a failing rule does not stop the others.
@@ -163,13 +209,19 @@ extension Pipeline {
     /// on into the report, which then holds the only copy.
     func writeReport(
         store: any SQLBackedStore, rules: [Rule], findings: consuming [Finding], stats: [RuleRunResult.RuleStats],
-        window: RunWindow
+        window: RunWindow, cases: [IncidentCase]
     ) throws -> URL {
         let reportID = window.reportID
         let reportIDs = try reportIDsByRun(store)
         for index in findings.indices {
             findings[index].runID = reportID
             findings[index].firstSeenRunID = reportIDs[findings[index].firstSeenRunID] ?? reportID
+        }
+        var mappedCases = cases
+        for index in mappedCases.indices {
+            mappedCases[index].firstSeenRunID = reportIDs[cases[index].firstSeenRunID] ?? reportID
+            mappedCases[index].lastSeenRunID = reportIDs[cases[index].lastSeenRunID] ?? reportID
+            mappedCases[index].lastJoinedRunID = reportIDs[cases[index].lastJoinedRunID] ?? reportID
         }
         let writer = ReportWriter(reportsDirectory: config.reportsDirectory)
         removeStaleTemporaries(in: config.reportsDirectory)
@@ -186,7 +238,7 @@ extension Pipeline {
             },
             ruleCounts: stats.map { .init(ruleID: $0.ruleID, evaluated: nil, error: $0.error) },
             quarantine: try quarantineCounts(store), history: (try? writer.readHistory()) ?? [],
-            coverage: coverageLines)
+            coverage: coverageLines, cases: mappedCases)
         input.sourcesAsStored = true
         return try writer.write(consume input)
     }

@@ -39,6 +39,9 @@ public struct Pipeline {
         public var fullRebuild: Bool
         /// Records per ingest transaction.
         public var batchSize: Int
+        /// What `failOn` counts: active hits (the default) or open cases (`open` or `investigating`), so
+        /// that a case an analyst closed no longer fails the job.
+        public var failOnOpenCases = false
 
         public init(
             since: Int64? = nil, until: Int64? = nil, failOn: Finding.Level? = .high, dryRun: Bool = false,

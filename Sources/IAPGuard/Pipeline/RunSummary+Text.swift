@@ -68,6 +68,11 @@ extension RunSummary {
                         + (stats.mode.map { "  [\($0)]" } ?? "") + (stats.error.map { "  error: \($0)" } ?? ""))
             }
         }
+        if !caseCounts.isEmpty {
+            lines.append(
+                "cases: "
+                    + caseCounts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+        }
         if let reportFolder { lines.append("report: \(reportFolder)/report.html") }
         for error in ruleErrors { lines.append("rule error: \(error)") }
         for error in errors { lines.append("error: \(error)") }

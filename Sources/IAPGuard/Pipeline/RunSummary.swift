@@ -53,6 +53,9 @@ public struct RunSummary: Sendable, Codable {
     /// What each App Store Server API source pulled: calls, HTTP attempts (retries included), pages, what it
     /// left for the next run.
     public var appStoreAPI: [ApplePullSummary] = []
+    /// Cases after the case stage: by status (`open`, `investigating`, …) and what the run did (`opened`,
+    /// `reopened`, `resolved_by_job`, `merged`).
+    public var caseCounts: [String: Int] = [:]
 
     public init(runID: Int64, storePath: String) {
         self.runID = runID

@@ -5,7 +5,8 @@ import Foundation
 /// one inline script (both fixed text, allowed by their SHA-256 hashes), no external resources at all.
 enum HTMLPage {
     /// The only script on any page. It holds no data: it makes `table.sortable` headers clickable, adds a
-    /// filter box before each `table.filterable`, and opens every `<details>` for printing.
+    /// filter box before each `table.filterable`, level/status/rule filters to the case queue (from the
+    /// `data-*` attributes of its cases), and opens every `<details>` for printing.
     static let script = """
         (function () {
           "use strict";
@@ -57,6 +58,43 @@ enum HTMLPage {
               });
             });
           });
+          var filters = document.getElementById("case-filters");
+          if (filters) {
+            var items = document.querySelectorAll("[data-case]");
+            var chosen = { level: "", status: "", rules: "" };
+            var apply = function () {
+              each(items, function (item) {
+                var show = true;
+                ["level", "status"].forEach(function (name) {
+                  if (chosen[name] !== "" && item.getAttribute("data-" + name) !== chosen[name]) { show = false; }
+                });
+                if (chosen.rules !== "" && (" " + item.getAttribute("data-rules") + " ").indexOf(" " + chosen.rules + " ") === -1) { show = false; }
+                item.hidden = !show;
+              });
+            };
+            [["level", "Level"], ["status", "Status"], ["rules", "Rule"]].forEach(function (pair) {
+              var values = [];
+              each(items, function (item) {
+                (item.getAttribute("data-" + pair[0]) || "").split(" ").forEach(function (v) {
+                  if (v !== "" && values.indexOf(v) === -1) { values.push(v); }
+                });
+              });
+              values.sort();
+              var label = document.createElement("label");
+              label.className = "filter";
+              label.appendChild(document.createTextNode(pair[1] + ": "));
+              var select = document.createElement("select");
+              [""].concat(values).forEach(function (v) {
+                var option = document.createElement("option");
+                option.value = v;
+                option.textContent = v === "" ? "all" : v;
+                select.appendChild(option);
+              });
+              select.addEventListener("change", function () { chosen[pair[0]] = select.value; apply(); });
+              label.appendChild(select);
+              filters.appendChild(label);
+            });
+          }
           var opened = [];
           window.addEventListener("beforeprint", function () {
             each(document.querySelectorAll("details:not([open])"), function (d) { d.open = true; opened.push(d); });
@@ -143,6 +181,10 @@ enum HTMLPage {
         th[aria-sort=ascending] button.sort::after { content: " \\2191"; }
         th[aria-sort=descending] button.sort::after { content: " \\2193"; }
         label.filter { display: block; margin: 0.25rem 0; }
+        .filters label.filter { display: inline-block; margin-right: 1rem; }
+        table.cases td { overflow-wrap: normal; word-break: normal; }
+        table.cases td.wide { min-width: 12rem; overflow-wrap: anywhere; }
+        table.cases .lvl { min-width: 0; }
         label.filter input { font: inherit; padding: 0.1rem 0.3rem; }
         footer { margin-top: 3rem; color: var(--muted); font-size: 0.85rem; }
         @media print {

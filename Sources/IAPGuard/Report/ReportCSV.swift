@@ -16,6 +16,44 @@ enum ReportCSV {
     /// `evidence.csv` columns, in order (long format: one line per evidence field).
     static let evidenceColumns = ["finding_id", "row_index", "kind", "field", "value", "rule_id", "run_id"]
 
+    /// `cases.csv` columns, in order: one line per case, in queue order (`priority` 1 first).
+    static let caseColumns = [
+        "case_id", "priority", "level", "money_at_risk", "rules", "anchor_transaction_id", "gaining_user_id",
+        "losing_user_id", "status", "first_seen", "last_seen", "summary",
+        // Added after the required columns:
+        "ref_currency", "findings", "finding_ids", "status_by", "status_note", "reopened", "first_seen_run_id",
+        "last_seen_run_id",
+    ]
+
+    static func cases(_ model: ReportModel) -> String {
+        var table = CSVTable(header: caseColumns)
+        try? caseRows(model, into: &table, flush: { _ in })
+        return table.text
+    }
+
+    /// Writes `cases.csv` to `url`, streaming.
+    static func writeCases(_ model: ReportModel, to url: URL) throws {
+        try stream(to: url, header: caseColumns) { table, flush in
+            try caseRows(model, into: &table, flush: flush)
+        }
+    }
+
+    private static func caseRows(
+        _ model: ReportModel, into table: inout CSVTable, flush: (inout CSVTable) throws -> Void
+    ) throws {
+        for (index, c) in model.cases.enumerated() {
+            table.append([
+                c.caseID, String(index + 1), c.level.rawValue, ReportFormat.decimal(milliunits: c.moneyAtRisk),
+                c.rules.joined(separator: " "), c.anchorTransactionID, c.gainingUserID, c.losingUserID,
+                c.status.rawValue, c.firstSeenAt.map(TimeParser.iso8601), c.lastSeenAt.map(TimeParser.iso8601),
+                c.summary, model.input.referenceCurrency, String(c.findingIDs.count),
+                c.findingIDs.joined(separator: " "), c.statusBy, c.statusNote, c.reopenedThisRun ? "yes" : "no",
+                String(c.firstSeenRunID), String(c.lastSeenRunID),
+            ])
+            if table.pendingByteCount >= flushBytes { try flush(&table) }
+        }
+    }
+
     static func findings(_ model: ReportModel) -> String {
         var table = CSVTable(header: findingColumns)
         try? findingRows(model, into: &table, flush: { _ in })

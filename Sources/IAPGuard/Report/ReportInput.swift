@@ -169,12 +169,15 @@ public struct ReportInput: Sendable, Hashable, Codable {
     public var sourcesAsStored: Bool?
     /// What rules could not check (coverage lines); `nil` or empty when everything was checkable.
     public var coverage: [Coverage]?
+    /// The case queue after the case stage (see ``IncidentCase``); empty when cases were not built.
+    public var cases: [IncidentCase]
 
     public init(
         runID: Int64, windowSince: Int64?, windowUntil: Int64?, startedAt: Int64, finishedAt: Int64,
         toolVersion: String, configHash: String, referenceCurrency: String, sources: [Source],
         findings: [Finding], rules: [RuleDescription], ruleCounts: [RuleCount], quarantine: [QuarantineCount],
-        history: [RunHistoryEntry], priceRatios: [PriceRatio]? = nil, coverage: [Coverage]? = nil
+        history: [RunHistoryEntry], priceRatios: [PriceRatio]? = nil, coverage: [Coverage]? = nil,
+        cases: [IncidentCase] = []
     ) {
         self.coverage = coverage
         self.runID = runID
@@ -192,5 +195,6 @@ public struct ReportInput: Sendable, Hashable, Codable {
         self.quarantine = quarantine
         self.history = history
         self.priceRatios = priceRatios
+        self.cases = cases
     }
 }

@@ -59,6 +59,10 @@ struct ReportModel: Sendable {
     let priceRatios: [Double]
     /// The latest earlier run, if any.
     let previous: RunHistoryEntry?
+    /// The cases (user ids pseudonymised when asked), in queue order: open states first, then level and money.
+    let cases: [IncidentCase]
+    /// Cases waiting for an analyst (`open` or `investigating`) by level.
+    let openCasesByLevel: [Finding.Level: Int]
     /// This run as a history entry.
     let current: RunHistoryEntry
     /// Recent runs, oldest first, ending with this one.
@@ -67,11 +71,20 @@ struct ReportModel: Sendable {
     /// `input` is consumed: its findings are sorted in place into output order and held by the model only.
     init(input: consuming ReportInput, options: ReportOptions, fileHistory: [RunHistoryEntry]) {
         let pseudonymizer = UserIDPseudonymizer(key: options.pseudonymizeUserIDs)
+        var cases = input.cases.sorted(by: IncidentCase.queueOrder)
+        input.cases = []
         if pseudonymizer.isActive {
             let known = Self.userIDs(in: input.findings)
             input.findings = input.findings.map { Self.pseudonymize($0, with: pseudonymizer, knownUserIDs: known) }
+            cases = cases.map { Self.pseudonymize($0, with: pseudonymizer, knownUserIDs: known) }
         }
         self.pseudonymized = pseudonymizer.isActive
+        var openCases: [Finding.Level: Int] = [:]
+        for incident in cases where incident.status.isOpen && !incident.findingIDs.isEmpty {
+            openCases[incident.level, default: 0] += 1
+        }
+        self.cases = cases
+        self.openCasesByLevel = openCases
 
         // Sections: every described rule, plus any rule id that only appears in findings or counts.
         var byID: [String: RuleSection] = [:]
@@ -152,10 +165,15 @@ struct ReportModel: Sendable {
 
         var hitsByRule: [String: Int] = [:]
         for section in sections where !section.active.isEmpty { hitsByRule[section.id] = section.active.count }
-        self.current = RunHistoryEntry(
+        var current = RunHistoryEntry(
             runID: input.runID, finishedAt: input.finishedAt,
             countsByLevel: Dictionary(uniqueKeysWithValues: levels.map { ($0.key.rawValue, $0.value) }),
             hitsByRule: hitsByRule, moneyAtRisk: moneyAtRisk, referenceCurrency: input.referenceCurrency)
+        if !cases.isEmpty {
+            current.openCasesByLevel = Dictionary(
+                uniqueKeysWithValues: Finding.Level.allCases.map { ($0.rawValue, openCases[$0] ?? 0) })
+        }
+        self.current = current
 
         var earlier: [Int64: RunHistoryEntry] = [:]
         for entry in fileHistory where entry.runID < input.runID { earlier[entry.runID] = entry }
@@ -204,6 +222,18 @@ struct ReportModel: Sendable {
             }
         }
         return ids.sorted()
+    }
+
+    static func pseudonymize(_ incident: IncidentCase, with p: UserIDPseudonymizer, knownUserIDs: [String])
+        -> IncidentCase
+    {
+        var c = incident
+        c.gainingUserID = incident.gainingUserID.map { p.pseudonym($0) }
+        c.losingUserID = incident.losingUserID.map { p.pseudonym($0) }
+        c.summary = p.scrub(incident.summary, knownUserIDs: knownUserIDs)
+        c.statusNote = incident.statusNote.map { p.scrub($0, knownUserIDs: knownUserIDs) }
+        if c.anchorKey.hasPrefix("u:") || c.anchorKey.hasPrefix("q:") { c.anchorKey = "u:" + p.pseudonym(c.anchorKey) }
+        return c
     }
 
     static func pseudonymize(_ finding: Finding, with p: UserIDPseudonymizer, knownUserIDs: [String]) -> Finding {

@@ -119,14 +119,27 @@ struct ReportSummary: Encodable {
         }
     }
 
+    var cases: Cases
+
+    /// Cases of this report: by status, and those waiting for an analyst (`open`, `investigating`) by level.
+    struct Cases: Encodable {
+        var total: Int
+        var byStatus: [String: Int]
+        var openByLevel: [String: Int]
+        enum CodingKeys: String, CodingKey {
+            case total
+            case byStatus = "by_status"
+            case openByLevel = "open_by_level"
+        }
+    }
+
     enum CodingKeys: String, CodingKey {
         case schemaVersion = "schema_version"
         case run, sources, totals
         case changeSincePrevious = "change_since_previous"
         case rules, quarantine
         case moneyAtRiskByStorefront = "money_at_risk_by_storefront"
-        case files
-        case coverage
+        case files, coverage, cases
     }
 
     init(_ model: ReportModel) {
@@ -183,6 +196,13 @@ struct ReportSummary: Encodable {
                 topSources: item.topSources.map { Quarantine(source: $0.source, reason: item.reason, count: $0.count) })
         }
         coverage = lines.isEmpty ? nil : lines
+        var byStatus: [String: Int] = [:]
+        for status in CaseStatus.allCases { byStatus[status.rawValue] = 0 }
+        for incident in model.cases { byStatus[incident.status.rawValue, default: 0] += 1 }
+        cases = Cases(
+            total: model.cases.count, byStatus: byStatus,
+            openByLevel: Dictionary(
+                uniqueKeysWithValues: Finding.Level.allCases.map { ($0.rawValue, model.openCasesByLevel[$0] ?? 0) }))
     }
 
     /// The JSON bytes (sorted keys, pretty-printed, trailing newline).

@@ -15,14 +15,14 @@ import Foundation
 /// reports/
 ///   index.html          every run in the history, newest first
 ///   history.jsonl       one RunHistoryEntry per line, one line per run id, sorted by run id
-///   <run-id>/report.html, findings.csv, evidence.csv, summary.json
+///   <run-id>/report.html, findings.csv, evidence.csv, summary.json, cases.csv
 /// ```
 /// The run folder is built in a hidden temporary folder next to it and renamed into place, so readers never
 /// see a half-written report; an existing folder for the same run id is replaced. The same input (and the
 /// same earlier history) always produces the same bytes.
 public struct ReportWriter: Sendable {
     /// The files in every run folder.
-    public static let runFiles = ["report.html", "findings.csv", "evidence.csv", "summary.json"]
+    public static let runFiles = ["report.html", "findings.csv", "evidence.csv", "summary.json", "cases.csv"]
     /// The history file's name inside the reports folder.
     public static let historyFileName = "history.jsonl"
 
@@ -65,6 +65,7 @@ public struct ReportWriter: Sendable {
                 .write(to: temporary.appendingPathComponent("report.html"))
             try ReportCSV.writeFindings(model, to: temporary.appendingPathComponent("findings.csv"))
             try ReportCSV.writeEvidence(model, to: temporary.appendingPathComponent("evidence.csv"))
+            try ReportCSV.writeCases(model, to: temporary.appendingPathComponent("cases.csv"))
             try ReportSummary(model).encoded().write(to: temporary.appendingPathComponent("summary.json"))
             try Self.replaceDirectory(at: destination, with: temporary)
         } catch {

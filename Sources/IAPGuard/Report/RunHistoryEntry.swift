@@ -14,6 +14,8 @@ public struct RunHistoryEntry: Sendable, Hashable, Codable {
     /// Money at risk, milliunits of `referenceCurrency`.
     public var moneyAtRisk: Int64
     public var referenceCurrency: String
+    /// Cases waiting for an analyst (`open` or `investigating`) by level; absent in runs without cases.
+    public var openCasesByLevel: [String: Int]?
 
     public init(
         runID: Int64, finishedAt: Int64, countsByLevel: [String: Int], hitsByRule: [String: Int],
@@ -34,7 +36,11 @@ public struct RunHistoryEntry: Sendable, Hashable, Codable {
         case hitsByRule = "hits_by_rule"
         case moneyAtRisk = "money_at_risk_milli"
         case referenceCurrency = "reference_currency"
+        case openCasesByLevel = "open_cases_by_level"
     }
+
+    /// Open cases over all levels (nil in runs without cases).
+    public var openCases: Int? { openCasesByLevel.map { $0.values.reduce(0, +) } }
 
     /// Active hits of `level`.
     public func count(_ level: Finding.Level) -> Int { countsByLevel[level.rawValue] ?? 0 }

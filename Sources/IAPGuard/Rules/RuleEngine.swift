@@ -327,40 +327,51 @@ public final class RuleEngine {
         }
     }
 
+    /// The `findings` columns ``storedFinding(_:)`` reads, in its order.
+    static let storedColumns = """
+        finding_id, rule_id, rule_version, rule_title, level, status, outcome, inconclusive_reason, transaction_id,
+        original_transaction_id, order_id, user_id, bundle_id, product_id, storefront, amount, currency, amount_ref,
+        observed, threshold, summary, evidence_json, suppression_json, first_run_id, last_run_id, entity_key
+        """
+
+    /// A finding from a row of ``storedColumns``, its JSON columns (evidence, suppression, entity key) left
+    /// to the caller; nil without a finding id.
+    static func storedFinding(_ v: [SQLValue]) -> Finding? {
+        guard let id = v[0].textValue else { return nil }
+        var f = Finding(
+            findingID: id, runID: v[24].integerValue ?? 0, ruleID: v[1].textValue ?? "",
+            ruleVersion: v[2].textValue ?? "", ruleTitle: v[3].textValue ?? "",
+            level: Finding.Level(rawValue: v[4].textValue ?? "") ?? .medium,
+            status: Finding.Status(rawValue: v[5].textValue ?? "") ?? .new,
+            outcome: Finding.Outcome(rawValue: v[6].textValue ?? "") ?? .hit, summary: v[20].textValue ?? "",
+            firstSeenRunID: v[23].integerValue ?? 0)
+        f.inconclusiveReason = v[7].textValue
+        f.transactionID = v[8].textValue
+        f.originalTransactionID = v[9].textValue
+        f.orderID = v[10].textValue
+        f.userID = v[11].textValue
+        f.bundleID = v[12].textValue
+        f.productID = v[13].textValue
+        f.storefront = v[14].textValue
+        f.amount = v[15].integerValue
+        f.currency = v[16].textValue
+        f.amountRef = v[17].integerValue
+        f.observed = v[18].textValue
+        f.threshold = v[19].textValue
+        return f
+    }
+
     /// The stored current state of a rule's findings, by id.
     func storedFindings(ruleID: String) throws -> [String: StoredFinding] {
         var result: [String: StoredFinding] = [:]
         let decoder = JSONDecoder()
         let evidenceJSON = EvidenceJSON()
         try store.query(
-            """
-            SELECT finding_id, rule_id, rule_version, rule_title, level, status, outcome, inconclusive_reason,
-                   transaction_id, original_transaction_id, order_id, user_id, bundle_id, product_id, storefront,
-                   amount, currency, amount_ref, observed, threshold, summary, evidence_json, suppression_json,
-                   first_run_id, last_run_id, entity_key
-            FROM findings WHERE rule_id = :rule_id
-            """, parameters: ["rule_id": .text(ruleID)]
+            "SELECT " + Self.storedColumns + " FROM findings WHERE rule_id = :rule_id",
+            parameters: ["rule_id": .text(ruleID)]
         ) { _, v in
-            guard let id = v[0].textValue else { return }
-            var f = Finding(
-                findingID: id, runID: v[24].integerValue ?? 0, ruleID: ruleID, ruleVersion: v[2].textValue ?? "",
-                ruleTitle: v[3].textValue ?? "", level: Finding.Level(rawValue: v[4].textValue ?? "") ?? .medium,
-                status: Finding.Status(rawValue: v[5].textValue ?? "") ?? .new,
-                outcome: Finding.Outcome(rawValue: v[6].textValue ?? "") ?? .hit, summary: v[20].textValue ?? "",
-                firstSeenRunID: v[23].integerValue ?? 0)
-            f.inconclusiveReason = v[7].textValue
-            f.transactionID = v[8].textValue
-            f.originalTransactionID = v[9].textValue
-            f.orderID = v[10].textValue
-            f.userID = v[11].textValue
-            f.bundleID = v[12].textValue
-            f.productID = v[13].textValue
-            f.storefront = v[14].textValue
-            f.amount = v[15].integerValue
-            f.currency = v[16].textValue
-            f.amountRef = v[17].integerValue
-            f.observed = v[18].textValue
-            f.threshold = v[19].textValue
+            guard var f = Self.storedFinding(v) else { return }
+            let id = f.findingID
             // A finding resolved earlier is only looked up (first run, new or recurring), never shown or
             // stored again from here: its JSON columns are not decoded.
             guard f.status != .resolved else {

@@ -26,6 +26,7 @@ public enum Schema {
         TestEnvironmentIndexes.migration,
         FindingUndoSchema.migration,
         UserAccountSchema.migration,
+        CaseSchema.migration,
         RefundReversalSchema.migration,
     ]
 

@@ -205,5 +205,15 @@ import Testing
         for (a, b) in zip(current, rebuilt) where a != b {
             Issue.record("current finding differs from the rebuild:\n incremental: \(a)\n rebuild:     \(b)")
         }
+        // Cases: every active finding is in the case of the same id, built day by day or in one full run.
+        let casesSQL = "SELECT finding_id, case_id FROM case_findings WHERE active = 1 ORDER BY finding_id"
+        let dailyCases = try Self.dump(incremental.storePath, casesSQL)
+        #expect(dailyCases.count > 20)
+        #expect(dailyCases == (try Self.dump(full.storePath, casesSQL)))
+        let rebuiltCases = try Self.dump(rebuild.storePath, casesSQL)
+        for (a, b) in zip(dailyCases, rebuiltCases) where a != b {
+            Issue.record("case differs from the rebuild:\n incremental: \(a)\n rebuild:     \(b)")
+        }
+        #expect(dailyCases.count == rebuiltCases.count)
     }
 }

@@ -128,7 +128,8 @@ enum ReportFixtures {
                     runID: 41, finishedAt: t0, countsByLevel: ["critical": 1, "medium": 2],
                     hitsByRule: ["IAP-001": 1, "IAP-008": 2], moneyAtRisk: 3_000, referenceCurrency: "USD"),
             ],
-            priceRatios: [0.31, 0.95, 1.0, 1.02, 0.48, 1.7, 2.4].map { .init(storefront: "TUR", ratio: $0) })
+            priceRatios: [0.31, 0.95, 1.0, 1.02, 0.48, 1.7, 2.4].map { .init(storefront: "TUR", ratio: $0) },
+            cases: CaseStage.cases(of: [g, e, d, c, b, a]))
     }
 
     /// Strings an attacker can put in receipts, usernames and order notes.
@@ -202,6 +203,6 @@ enum ReportFixtures {
             ],
             ruleCounts: [.init(ruleID: "IAP-007", evaluated: 16, error: nil)],
             quarantine: [.init(sourceName: hostileStrings[0], reason: hostileStrings[1], count: 2)],
-            history: [], priceRatios: nil)
+            history: [], priceRatios: nil, cases: CaseStage.cases(of: findings))
     }
 }

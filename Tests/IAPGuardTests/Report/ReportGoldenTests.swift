@@ -9,6 +9,7 @@ import Testing
 @Suite struct ReportGoldenTests {
     static let goldenFiles = [
         "42/report.html", "42/findings.csv", "42/evidence.csv", "42/summary.json", "index.html", "history.jsonl",
+        "42/cases.csv",
     ]
 
     @Test func reportForTheStandardFixtureMatchesTheGoldenFiles() throws {

@@ -19,8 +19,8 @@ import Testing
         #expect(verdict.scripts == 1)
         #expect(verdict.tags["img"] == nil)
         #expect(verdict.tags["plaintext"] == nil)
-        // Layout: one section per part (summary, charts, the rule, quarantine), one <details> per hit.
-        #expect(verdict.tags["section"] == 4)
+        // Layout: one section per part (case queue, summary, charts, the rule, quarantine).
+        #expect(verdict.tags["section"] == 5)
         let csp = try #require(verdict.csp)
         #expect(csp.hasPrefix("default-src 'none';"))
         #expect(csp.contains("script-src '\(HTMLPage.sha256Source(HTMLPage.script))'"))
@@ -48,6 +48,26 @@ import Testing
         #expect(index.components(separatedBy: "<script>").count == 2)
         let indexVerdict = try ReportTestSupport.htmlVerdict(reports.appendingPathComponent("index.html"))
         #expect(indexVerdict.errors.isEmpty, "\(indexVerdict.errors)")
+    }
+
+    @Test func hostileCasesCSVReadsBackInPythonWithEveryFieldIntactButTheFormulaPrefix() throws {
+        let (reports, folder) = try Self.writeHostile()
+        defer { try? FileManager.default.removeItem(at: reports) }
+        let cases = ReportFixtures.hostile().cases
+        #expect(!cases.isEmpty)
+        let rows = try ReportTestSupport.pythonCSVRows(folder.appendingPathComponent("cases.csv"))
+        #expect(rows.first == ReportCSV.caseColumns)
+        #expect(rows.count == cases.count + 1)
+        let byID = Dictionary(rows.dropFirst().map { ($0[0], $0) }, uniquingKeysWith: { a, _ in a })
+        let e = ReportTestSupport.expectedCell
+        for c in cases {
+            let row = try #require(byID[c.caseID])
+            let column = { (name: String) -> String in row[ReportCSV.caseColumns.firstIndex(of: name) ?? 0] }
+            #expect(column("summary") == e(c.summary))
+            #expect(column("gaining_user_id") == e(c.gainingUserID ?? ""))
+            #expect(column("anchor_transaction_id") == e(c.anchorTransactionID ?? ""))
+            #expect(column("rules") == e(c.rules.joined(separator: " ")))
+        }
     }
 
     @Test func hostileCSVReadsBackInPythonWithEveryFieldIntactButTheFormulaPrefix() throws {

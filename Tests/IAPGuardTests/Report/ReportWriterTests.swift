@@ -36,8 +36,8 @@ import Testing
         #expect(try Self.contents(b) == first)
         #expect(
             first.keys.sorted() == [
-                "42/evidence.csv", "42/findings.csv", "42/report.html", "42/summary.json", "history.jsonl",
-                "index.html",
+                "42/cases.csv", "42/evidence.csv", "42/findings.csv", "42/report.html", "42/summary.json",
+                "history.jsonl", "index.html",
             ])
     }
 
@@ -51,7 +51,10 @@ import Testing
         try Data("old".utf8).write(to: folder.appendingPathComponent("report.html"))
         let written = try writer.write(ReportFixtures.standard())
         #expect(written.standardizedFileURL.path == folder.standardizedFileURL.path)
-        #expect(ReportTestSupport.listing(folder) == ["evidence.csv", "findings.csv", "report.html", "summary.json"])
+        #expect(
+            ReportTestSupport.listing(folder) == [
+                "cases.csv", "evidence.csv", "findings.csv", "report.html", "summary.json",
+            ])
         let html = try String(contentsOf: folder.appendingPathComponent("report.html"), encoding: .utf8)
         #expect(html.hasPrefix("<!DOCTYPE html>"))
         #expect(!ReportTestSupport.listing(reports).contains { $0.hasPrefix(".tmp-") || $0.hasPrefix(".old-") })

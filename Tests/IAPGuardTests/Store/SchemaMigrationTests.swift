@@ -28,6 +28,12 @@ import Testing
             DROP INDEX apple_sighting_test_environment;
             DROP VIEW users;
             DROP TABLE user_account;
+            DROP VIEW cases;
+            DROP VIEW case_findings;
+            DROP VIEW case_history;
+            DROP TABLE case_state;
+            DROP TABLE case_finding;
+            DROP TABLE case_event;
             DELETE FROM schema_migration WHERE version > 6;
             """ + shape)
         #expect(try store.schemaVersion() == 6)

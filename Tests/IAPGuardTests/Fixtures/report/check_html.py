@@ -16,10 +16,11 @@ ALLOWED_TAGS = {
 ALLOWED_ATTRS = {
     "lang", "charset", "http-equiv", "content", "name", "class", "id", "href", "rel", "scope", "colspan",
     "data-sort", "data-type", "role", "aria-labelledby", "aria-label", "viewbox", "x", "y", "width", "height",
-    "x1", "y1", "x2", "y2", "text-anchor",
+    "x1", "y1", "x2", "y2", "text-anchor", "data-case", "data-level", "data-status", "data-rules",
+    "open",
 }
 VOID = {"meta", "br", "img", "input", "link", "hr"}
-OWN_FILES = {"findings.csv", "evidence.csv", "summary.json", "../index.html"}
+OWN_FILES = {"findings.csv", "evidence.csv", "summary.json", "cases.csv", "../index.html"}
 
 
 class Checker(HTMLParser):
