@@ -3,6 +3,7 @@ import Logging
 import Testing
 
 @testable import IAPGuard
+@testable import IAPGuardSampleWorld
 
 /// The case queue on a generated world, held against its `truth.jsonl`: every injected incident is exactly
 /// one case, the open cases are about as many as the incidents, a triage state survives later runs (an

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import IAPGuard
+@testable import IAPGuardSampleWorld
 
 /// Scores the shipped catalog on a labelled world of 5,000 users the way an outside evaluation does: from
 /// the findings an analyst sees (outcome `hit`, level above informational), per rule family, against the

@@ -3,6 +3,7 @@ import Logging
 import Testing
 
 @testable import IAPGuard
+@testable import IAPGuardSampleWorld
 
 /// A generated world with its `truth.jsonl`, run through the pipeline: what the end-to-end truth tests share.
 struct TruthWorld {

@@ -3,6 +3,7 @@ import Logging
 import Testing
 
 @testable import IAPGuard
+@testable import IAPGuardSampleWorld
 
 /// Cases on a PostgreSQL store: the same cases as SQLite, and a triage state that survives later runs
 /// (an incremental one, a `--full-rebuild`, one more).
