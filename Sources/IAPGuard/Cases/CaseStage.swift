@@ -61,7 +61,11 @@ public struct CaseStage {
         for index in members.indices {
             members[index].losingUserID = losingUsers[members[index].findingID]
         }
-        let groups = CaseLinker.group(members)
+        // Informational findings are context, not work: they never open a case of their own, and join the
+        // case of a record they share with an actionable finding.
+        let groups = CaseLinker.group(members).filter { group in
+            group.members.contains { members[$0].level > .informational }
+        }
         let membership = try storedMembership()
         let stored = try storedCases()
         let runTimes = try windowEnds()

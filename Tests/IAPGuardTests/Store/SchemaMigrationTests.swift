@@ -72,7 +72,7 @@ import Testing
         try store.migrate()
         try store.database.execute(
             """
-            DELETE FROM schema_migration WHERE version >= 10;
+            DELETE FROM schema_migration WHERE version = 10;
             INSERT INTO finding_undo (run_id, finding_id, pre_image) VALUES (3, 'F1', NULL);
             INSERT INTO finding_undo_pruned (pruned_through) VALUES (1000);
             """)
@@ -92,7 +92,7 @@ import Testing
             """
             DROP TABLE finding_undo; DROP TABLE finding_undo_carry; DROP TABLE finding_undo_pruned;
             DROP TABLE finding_carry;
-            DELETE FROM schema_migration WHERE version >= 10;
+            DELETE FROM schema_migration WHERE version = 10;
             """)
         #expect(!(try Self.tables(store)).contains("finding_carry"))
         try store.migrate()
