@@ -69,4 +69,6 @@ public enum VerificationFailure: String, Sendable, Hashable, Codable, CaseIterab
     case wrongApp = "wrong-app"
     /// A payload nested in a notification failed its own verification.
     case nestedFailed = "nested-failed"
+    /// A notification about a transaction, signed by Apple, without the signed transaction it is about.
+    case incomplete = "incomplete"
 }

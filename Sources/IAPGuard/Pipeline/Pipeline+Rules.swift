@@ -73,7 +73,8 @@ extension Pipeline {
                     let findings = result.findings
                     result.findings = []
                     folder = try writeReport(
-                        store: store, rules: rules, findings: consume findings, stats: result.stats, window: window)
+                        store: store, rules: rules, findings: consume findings, stats: result.stats, window: window,
+                        sourceErrors: summary.errors, sourceWarnings: summary.warnings)
                 }
                 summary.stageSeconds["report"] = reportSeconds
                 summary.reportFolder = folder?.path
@@ -164,7 +165,7 @@ extension Pipeline {
     /// on into the report, which then holds the only copy.
     func writeReport(
         store: any SQLBackedStore, rules: [Rule], findings: consuming [Finding], stats: [RuleRunResult.RuleStats],
-        window: RunWindow
+        window: RunWindow, sourceErrors: [String] = [], sourceWarnings: [String] = []
     ) throws -> URL {
         let reportID = window.reportID
         let reportIDs = try reportIDsByRun(store)
@@ -187,6 +188,7 @@ extension Pipeline {
             ruleCounts: stats.map { .init(ruleID: $0.ruleID, evaluated: nil, error: $0.error) },
             quarantine: try quarantineCounts(store), history: (try? writer.readHistory()) ?? [])
         input.sourcesAsStored = true
+        input.setSourceProblems(errors: sourceErrors, warnings: sourceWarnings)
         return try writer.write(consume input)
     }
 

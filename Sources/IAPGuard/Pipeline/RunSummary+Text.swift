@@ -70,6 +70,7 @@ extension RunSummary {
         if let reportFolder { lines.append("report: \(reportFolder)/report.html") }
         for error in ruleErrors { lines.append("rule error: \(error)") }
         for error in errors { lines.append("error: \(error)") }
+        for warning in warnings { lines.append("warning: \(warning)") }
         if stopped { lines.append("stopped early on a signal; the next run continues from what was committed") }
         return lines.joined(separator: "\n")
     }

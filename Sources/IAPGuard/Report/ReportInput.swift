@@ -132,6 +132,16 @@ public struct ReportInput: Sendable, Hashable, Codable {
     /// records (read counts are then 0 and not shown): the pipeline's choice, so that a run and its re-run
     /// of the same window give identical bytes.
     public var sourcesAsStored: Bool?
+    /// Source errors of the run (the run is `partial`): shown at the top of the report. `nil` when none.
+    public var sourceErrors: [String]?
+    /// Warnings about the run's deliveries (an empty delivery, FX rows dropped). `nil` when none.
+    public var sourceWarnings: [String]?
+
+    /// Sets ``sourceErrors`` and ``sourceWarnings`` (`nil` when empty, so a clean run's report is unchanged).
+    public mutating func setSourceProblems(errors: [String], warnings: [String]) {
+        sourceErrors = errors.isEmpty ? nil : errors
+        sourceWarnings = warnings.isEmpty ? nil : warnings
+    }
 
     public init(
         runID: Int64, windowSince: Int64?, windowUntil: Int64?, startedAt: Int64, finishedAt: Int64,

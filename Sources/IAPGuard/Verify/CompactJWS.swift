@@ -2,8 +2,10 @@ import Foundation
 
 /// A compact JWS (`header.payload.signature`) split and decoded, not yet verified.
 ///
-/// Parsing only checks the shape: three base64url parts, a JSON object header and a JSON object payload.
-/// Everything about trust is ``JWSVerifier``'s job.
+/// Parsing checks the shape: three base64url parts, a JSON object header and a JSON object payload, neither
+/// holding a key twice (a parser that keeps the first copy would read another record than the one
+/// verified), and no `crit` header parameter (RFC 7515 §4.1.11: no extension is understood). Everything
+/// about trust is ``JWSVerifier``'s job.
 ///
 /// The work is done on the UTF-8 bytes: split at the dots, base64url-decode each part directly, parse the
 /// header and the payload with iapguard's strict byte-level JSON parser (``JSONDocument``, which accepts
@@ -133,9 +135,14 @@ public struct CompactJWS: Sendable {
             case .success(let fields): headerFields = fields
             }
         }
-        guard let payloadDocument = try? JSONDocument.parse(payload, options: .foundationCompatible),
-            payloadDocument.kind(0) == .object
-        else {
+        let payloadDocument: JSONDocument
+        do {
+            payloadDocument = try JSONDocument.parse(payload, options: .signed)
+        } catch {
+            if error.isDuplicateKey { return .failure(FormatError(message: "JWS payload has a \(error.message)")) }
+            return .failure(FormatError(message: "JWS payload is not a JSON object"))
+        }
+        guard payloadDocument.kind(0) == .object else {
             return .failure(FormatError(message: "JWS payload is not a JSON object"))
         }
         var chain: [Data] = cached?.chain ?? []
@@ -171,10 +178,26 @@ public struct CompactJWS: Sendable {
     }
 
     private static func readHeader(_ header: Data) -> Result<HeaderFields, FormatError> {
-        guard let document = try? JSONDocument.parse(header, options: .foundationCompatible),
-            document.kind(0) == .object
-        else {
+        let document: JSONDocument
+        do {
+            document = try JSONDocument.parse(header, options: .signed)
+        } catch {
+            if error.isDuplicateKey { return .failure(FormatError(message: "JWS header has a \(error.message)")) }
             return .failure(FormatError(message: "JWS header is not a JSON object"))
+        }
+        guard document.kind(0) == .object else {
+            return .failure(FormatError(message: "JWS header is not a JSON object"))
+        }
+        if let crit = document.member("crit", inObject: 0) {
+            let names =
+                document.kind(crit) == .array
+                ? document.items(ofArray: crit).map { item -> String in
+                    let kind = document.kind(item)
+                    return kind == .string || kind == .escapedString
+                        ? String(document.string(at: item).prefix(40)) : "?"
+                }.joined(separator: ", ") : "not a list"
+            return .failure(
+                FormatError(message: "JWS header has a crit parameter (\(names)); no header extension is understood"))
         }
         var fields = HeaderFields()
         if let alg = document.member("alg", inObject: 0),

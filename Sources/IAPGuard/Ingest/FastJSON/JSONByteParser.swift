@@ -1,3 +1,5 @@
+import Foundation
+
 /// The strict RFC 8259 recursive-descent parser behind ``JSONDocument``: reads bytes, validates every
 /// one of them (UTF-8, escapes, the number grammar) and records the values on a flat tape. Strings and
 /// numbers are not converted here; ``JSONDocument`` does that when a field is read.
@@ -13,18 +15,28 @@
 /// - literals `true`, `false`, `null` only (no `NaN`, `Infinity`, comments or single quotes);
 /// - nesting up to ``JSONDocument/maxDepth`` (512, as `JSONSerialization`);
 /// - a trailing comma before `]` or `}` only with ``JSONDocument/Options/allowTrailingCommas``;
-/// - duplicate object keys are kept; lookups return the last one (as `JSONSerialization`).
+/// - duplicate object keys are kept and lookups return the last one (as `JSONSerialization`), unless
+///   ``JSONDocument/Options/rejectDuplicateKeys`` is set: then a key that occurs twice in one object
+///   (compared after unescaping) is an error, found while the object is parsed.
 struct JSONByteParser {
     let base: UnsafePointer<UInt8>
     let count: Int
     let allowTrailingCommas: Bool
+    let rejectDuplicateKeys: Bool
     var index = 0
     var tape: [JSONTapeEntry] = []
+    /// Tape indexes of the keys of the objects being parsed, innermost object last (a stack: each object
+    /// truncates it back to where its own keys began when it ends). Only used with `rejectDuplicateKeys`.
+    var openKeys: [Int] = []
 
-    init(base: UnsafePointer<UInt8>, count: Int, allowTrailingCommas: Bool) {
+    /// Objects with more keys than this are checked with a hash set instead of pairwise comparison.
+    static let pairwiseKeyLimit = 24
+
+    init(base: UnsafePointer<UInt8>, count: Int, allowTrailingCommas: Bool, rejectDuplicateKeys: Bool = false) {
         self.base = base
         self.count = count
         self.allowTrailingCommas = allowTrailingCommas
+        self.rejectDuplicateKeys = rejectDuplicateKeys
         tape.reserveCapacity(Swift.max(8, count / 12))
     }
 
@@ -109,6 +121,9 @@ struct JSONByteParser {
         index += 1  // {
         skipWhitespace()
         var members: UInt32 = 0
+        let firstKey = openKeys.count
+        var seenKeys: Set<[UInt8]>?
+        defer { if rejectDuplicateKeys { openKeys.removeSubrange(firstKey...) } }
         if index < count, base[index] == UInt8(ascii: "}") {
             index += 1
         } else {
@@ -116,7 +131,11 @@ struct JSONByteParser {
                 guard index < count, base[index] == UInt8(ascii: "\"") else {
                     throw unexpected("where an object key (a string) was expected")
                 }
+                let keyStart = index
                 try parseString()
+                if rejectDuplicateKeys {
+                    try checkDuplicate(key: tape.count - 1, firstKey: firstKey, seen: &seenKeys, at: keyStart)
+                }
                 skipWhitespace()
                 guard index < count, base[index] == UInt8(ascii: ":") else {
                     throw unexpected("where ':' after an object key was expected")
@@ -143,6 +162,53 @@ struct JSONByteParser {
         }
         tape[slot].start = members
         tape[slot].payload = UInt64(tape.count)
+    }
+
+    /// Fails when the key at tape index `key` equals an earlier key of the same object. Small objects (all
+    /// of Apple's) compare lengths, then bytes, pairwise; larger ones switch to a set of the decoded keys so
+    /// an object with many keys stays linear.
+    mutating func checkDuplicate(key: Int, firstKey: Int, seen: inout Set<[UInt8]>?, at offset: Int) throws(Failure) {
+        let entry = tape[key]
+        let earlier = openKeys.count - firstKey
+        if seen == nil, earlier < Self.pairwiseKeyLimit {
+            var other = firstKey
+            while other < openKeys.count {
+                if sameKey(entry, tape[openKeys[other]]) { throw duplicateKey(entry, at: offset) }
+                other += 1
+            }
+            openKeys.append(key)
+            return
+        }
+        if seen == nil {
+            var set = Set<[UInt8]>(minimumCapacity: earlier * 2)
+            for other in firstKey..<openKeys.count { set.insert(keyBytes(tape[openKeys[other]])) }
+            seen = set
+        }
+        guard seen?.insert(keyBytes(entry)).inserted == true else { throw duplicateKey(entry, at: offset) }
+        openKeys.append(key)
+    }
+
+    /// Whether two key strings are the same text (escaped ones compared after decoding).
+    func sameKey(_ a: JSONTapeEntry, _ b: JSONTapeEntry) -> Bool {
+        if a.kind == .string, b.kind == .string {
+            let length = Int(a.payload) - Int(a.start)
+            guard length == Int(b.payload) - Int(b.start) else { return false }
+            return memcmp(base + Int(a.start), base + Int(b.start), length) == 0
+        }
+        return keyBytes(a) == keyBytes(b)
+    }
+
+    /// The decoded UTF-8 bytes of a key.
+    func keyBytes(_ entry: JSONTapeEntry) -> [UInt8] {
+        let raw = UnsafeBufferPointer(start: base + Int(entry.start), count: Int(entry.payload) - Int(entry.start))
+        if entry.kind == .string { return Array(raw) }
+        return Array(JSONDocument.unescape(raw).utf8)
+    }
+
+    func duplicateKey(_ entry: JSONTapeEntry, at offset: Int) -> Failure {
+        let text = String(decoding: keyBytes(entry), as: UTF8.self)
+        let shown = text.count > 60 ? String(text.prefix(60)) + "…" : text
+        return Failure("duplicate key \"\(shown)\"", offset: offset, isDuplicateKey: true)
     }
 
     mutating func parseArray(depth: Int) throws(Failure) {
