@@ -90,6 +90,7 @@ extension RunSummary {
         text += " · \(records) records read (\(inserted) new), \(quarantined) quarantined"
         text += " · \(activeHitCount) active hits" + (levelText.isEmpty ? "" : " (\(levelText))")
         if !errors.isEmpty { text += " · \(errors.count) source error(s)" }
+        if !warnings.isEmpty { text += " · \(warnings.count) warning(s)" }
         if !ruleErrors.isEmpty { text += " · \(ruleErrors.count) rule error(s)" }
         if let reportFolder { text += " · report \(reportFolder)" }
         return text + " · exit \(exitCode)"

@@ -136,14 +136,9 @@ public struct CompactJWS: Sendable {
             }
         }
         let payloadDocument: JSONDocument
-        do {
-            payloadDocument = try JSONDocument.parse(payload, options: .signed)
-        } catch {
-            if error.isDuplicateKey { return .failure(FormatError(message: "JWS payload has a \(error.message)")) }
-            return .failure(FormatError(message: "JWS payload is not a JSON object"))
-        }
-        guard payloadDocument.kind(0) == .object else {
-            return .failure(FormatError(message: "JWS payload is not a JSON object"))
+        switch object(payload, part: "payload") {
+        case .failure(let error): return .failure(error)
+        case .success(let document): payloadDocument = document
         }
         var chain: [Data] = cached?.chain ?? []
         if cached == nil, let x5c = headerFields.x5c {
@@ -177,16 +172,26 @@ public struct CompactJWS: Sendable {
         var x5c: [String?]??
     }
 
+    /// The decoded header or payload `bytes` as a JSON object read in the signed-data mode (a key given twice
+    /// is named in the error).
+    private static func object(_ bytes: Data, part: String) -> Result<JSONDocument, FormatError> {
+        do {
+            let document = try JSONDocument.parse(bytes, options: .signed)
+            guard document.kind(0) == .object else {
+                return .failure(FormatError(message: "JWS \(part) is not a JSON object"))
+            }
+            return .success(document)
+        } catch {
+            let message = error.isDuplicateKey ? "has a \(error.message)" : "is not a JSON object"
+            return .failure(FormatError(message: "JWS \(part) \(message)"))
+        }
+    }
+
     private static func readHeader(_ header: Data) -> Result<HeaderFields, FormatError> {
         let document: JSONDocument
-        do {
-            document = try JSONDocument.parse(header, options: .signed)
-        } catch {
-            if error.isDuplicateKey { return .failure(FormatError(message: "JWS header has a \(error.message)")) }
-            return .failure(FormatError(message: "JWS header is not a JSON object"))
-        }
-        guard document.kind(0) == .object else {
-            return .failure(FormatError(message: "JWS header is not a JSON object"))
+        switch object(header, part: "header") {
+        case .failure(let error): return .failure(error)
+        case .success(let parsed): document = parsed
         }
         if let crit = document.member("crit", inObject: 0) {
             let names =
