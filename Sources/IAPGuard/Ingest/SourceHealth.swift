@@ -24,12 +24,13 @@ public struct SourceHealth: Sendable {
         }
     }
 
-    /// Fields of orders and credits that rules depend on, by source kind: a source where no record carries
-    /// one of them is degraded (unless the config declares the field absent on purpose).
+    /// Optional fields of orders and credits that rules depend on, by source kind: a source where no record
+    /// carries one of them is degraded (unless the config declares the field absent on purpose). A credit's
+    /// `user_id` and `units` are required in every record, so their absence already quarantines it.
     public static func fieldsRulesNeed(_ kind: Config.Source.Kind) -> [String] {
         switch kind {
         case .orders: return ["user_id", "transaction_id", "price", "currency"]
-        case .credits: return ["transaction_id", "user_id", "units"]
+        case .credits: return ["transaction_id"]
         default: return []
         }
     }
@@ -65,10 +66,8 @@ public struct SourceHealth: Sendable {
             if order.price != nil { present["price", default: 0] += 1 }
             if order.currency != nil { present["currency", default: 0] += 1 }
         }
-        for (credit, _, _) in batch.credits {
-            if credit.transactionID != nil { present["transaction_id", default: 0] += 1 }
-            if credit.userID != nil { present["user_id", default: 0] += 1 }
-            if credit.units != nil { present["units", default: 0] += 1 }
+        for (credit, _, _) in batch.credits where credit.transactionID != nil {
+            present["transaction_id", default: 0] += 1
         }
     }
 

@@ -714,6 +714,16 @@ config(APP + "sources:\n  - {name: r, kind: receipts, format: csv, path: r}\n", 
        "sources[0].format: receipts sources are JSON Lines only", "source-receipts-csv")
 config(APP + "sources:\n  - {name: o, kind: orders, format: sqlite, path: b.db}\n", "config-error",
        "sources[0].query: a sqlite source needs a query", "source-sqlite-no-query")
+config(APP + "sources:\n  - {name: o, kind: orders, format: csv, path: o.csv, max_bad_share: 2}\n", "config-error",
+       "sources[0].max_bad_share: expected a number above 0 and at most 1", "source-max-bad-share-above-one")
+config(APP + "sources:\n  - {name: o, kind: orders, format: csv, path: o.csv, max_bad_share: 0}\n", "config-error",
+       "sources[0].max_bad_share: expected a number above 0", "source-max-bad-share-zero")
+config(APP + "sources:\n  - {name: o, kind: orders, format: csv, path: o.csv, min_records: 0}\n", "config-error",
+       "sources[0].min_records: expected a whole number", "source-min-records-zero")
+config(APP + "sources:\n  - {name: o, kind: orders, format: csv, path: o.csv, absent_columns: [order_id]}\n",
+       "config-error", "sources[0].absent_columns[0]: 'order_id' is not a field the rules need", "source-absent-key-column")
+config(APP + "sources:\n  - {name: c, kind: credits, path: c.jsonl, absent_columns: [user_id]}\n",
+       "config-error", "'user_id' is not a field the rules need from credits sources", "source-absent-required-field")
 config(APP + "sources:\n  - {name: o, kind: orders, path: a}\n  - {name: o, kind: credits, path: b}\n", "config-error",
        "the source name 'o' is used twice", "source-duplicate-name")
 config(APP + "sources:\n  - {name: o, kind: orders, path: a, columns: 3}\n", "config-error",
