@@ -76,9 +76,9 @@ public struct SourceHealth: Sendable {
         wasRead = true
     }
 
-    /// Whether ``verdict(hadEarlierRecords:)`` needs to know about earlier records (a header-only delivery).
+    /// Whether ``verdict(hadEarlierRecords:)`` needs to know about earlier records (an empty delivery).
     public var needsEarlierRecords: Bool {
-        good + bad == 0 && deliveries.contains(where: \.headerOnly)
+        wasRead && good + bad == 0
     }
 
     /// Notes one file the ingest read.
@@ -116,9 +116,9 @@ public struct SourceHealth: Sendable {
             let headerOnly = deliveries.filter(\.headerOnly).map(\.name)
             if !empty.isEmpty {
                 warnings.append("delivered 0 records (empty file: \(empty.joined(separator: ", ")))")
-            } else if !headerOnly.isEmpty, hadEarlierRecords {
-                warnings.append(
-                    "delivered 0 records (header only: \(headerOnly.joined(separator: ", ")); earlier runs had rows)")
+            } else if hadEarlierRecords {
+                let detail = headerOnly.isEmpty ? "" : "header only: \(headerOnly.joined(separator: ", ")); "
+                warnings.append("delivered 0 records (\(detail)earlier runs had records)")
             }
         }
         if let minimum = source.minRecords, wasRead, good < minimum {
