@@ -28,7 +28,10 @@ import Testing
             // Backend records keep JSONSerialization's last-wins reading.
             #expect(throws: Never.self) { try JSONDocument.parse(Array(text.utf8), options: .foundationCompatible) }
         }
-        for text in [#"{"a":{"b":1},"b":2}"#, #"[{"a":1},{"a":2}]"#, #"{"a":1,"A":2,"a ":3}"#, "{}"] {
+        for text in [
+            #"{"a":{"b":1},"b":2}"#, #"[{"a":1},{"a":2}]"#, #"{"a":1,"A":2,"a ":3}"#, "{}",
+            #"{"axb":1,"ayb":2,"a\u007ab":3}"#,
+        ] {
             #expect(throws: Never.self, "\(text)") { try JSONDocument.parse(Array(text.utf8), options: .signed) }
         }
     }

@@ -25,9 +25,6 @@ struct JSONByteParser {
     let rejectDuplicateKeys: Bool
     var index = 0
     var tape: [JSONTapeEntry] = []
-    /// Tape indexes of the keys of the objects being parsed, innermost object last (a stack: each object
-    /// truncates it back to where its own keys began when it ends). Only used with `rejectDuplicateKeys`.
-    var openKeys: [Int] = []
 
     /// Objects with more keys than this are checked with a hash set instead of pairwise comparison.
     static let pairwiseKeyLimit = 24
@@ -121,9 +118,7 @@ struct JSONByteParser {
         index += 1  // {
         skipWhitespace()
         var members: UInt32 = 0
-        let firstKey = openKeys.count
-        var seenKeys: Set<[UInt8]>?
-        defer { if rejectDuplicateKeys { openKeys.removeSubrange(firstKey...) } }
+        var keyCheck = KeyCheck(slot: slot)
         if index < count, base[index] == UInt8(ascii: "}") {
             index += 1
         } else {
@@ -134,7 +129,7 @@ struct JSONByteParser {
                 let keyStart = index
                 try parseString()
                 if rejectDuplicateKeys {
-                    try checkDuplicate(key: tape.count - 1, firstKey: firstKey, seen: &seenKeys, at: keyStart)
+                    try checkDuplicate(key: tape.count - 1, &keyCheck, at: keyStart)
                 }
                 skipWhitespace()
                 guard index < count, base[index] == UInt8(ascii: ":") else {
@@ -164,28 +159,73 @@ struct JSONByteParser {
         tape[slot].payload = UInt64(tape.count)
     }
 
+    /// The duplicate-key check of one object being parsed.
+    struct KeyCheck {
+        /// The object's tape index (its earlier keys and values follow it on the tape, complete).
+        var slot: Int
+        /// Keys checked so far.
+        var count = 0
+        /// One bit per key hash seen (``keyHash(_:)``): a key whose bit is clear cannot be a duplicate.
+        var mask: UInt64 = 0
+        /// The decoded keys, once the object has more than ``pairwiseKeyLimit`` of them.
+        var seen: Set<[UInt8]>?
+    }
+
+    /// The tape indexes of the keys of the object at `slot` that come before tape index `end`.
+    func earlierKeys(of slot: Int, before end: Int) -> [Int] {
+        var keys: [Int] = []
+        var index = slot + 1
+        while index < end {
+            keys.append(index)
+            index = tape[index + 1].next(after: index + 1)
+        }
+        return keys
+    }
+
     /// Fails when the key at tape index `key` equals an earlier key of the same object. Small objects (all
-    /// of Apple's) compare lengths, then bytes, pairwise; larger ones switch to a set of the decoded keys so
-    /// an object with many keys stays linear.
-    mutating func checkDuplicate(key: Int, firstKey: Int, seen: inout Set<[UInt8]>?, at offset: Int) throws(Failure) {
+    /// of Apple's) look the key's hash up in a 64-bit mask and compare bytes only on a hit (walking the
+    /// object's earlier members on the tape); larger ones keep a set of the decoded keys, so an object with
+    /// many keys stays linear.
+    func checkDuplicate(key: Int, _ check: inout KeyCheck, at offset: Int) throws(Failure) {
         let entry = tape[key]
-        let earlier = openKeys.count - firstKey
-        if seen == nil, earlier < Self.pairwiseKeyLimit {
-            var other = firstKey
-            while other < openKeys.count {
-                if sameKey(entry, tape[openKeys[other]]) { throw duplicateKey(entry, at: offset) }
-                other += 1
+        defer { check.count += 1 }
+        if check.seen == nil, check.count < Self.pairwiseKeyLimit {
+            let bit: UInt64 = 1 << (keyHash(entry) & 63)
+            if check.mask & bit != 0 {
+                for other in earlierKeys(of: check.slot, before: key) where sameKey(entry, tape[other]) {
+                    throw duplicateKey(entry, at: offset)
+                }
             }
-            openKeys.append(key)
+            check.mask |= bit
             return
         }
-        if seen == nil {
-            var set = Set<[UInt8]>(minimumCapacity: earlier * 2)
-            for other in firstKey..<openKeys.count { set.insert(keyBytes(tape[openKeys[other]])) }
-            seen = set
+        if check.seen == nil {
+            let earlier = earlierKeys(of: check.slot, before: key)
+            var set = Set<[UInt8]>(minimumCapacity: earlier.count * 2)
+            for other in earlier { set.insert(keyBytes(tape[other])) }
+            check.seen = set
         }
-        guard seen?.insert(keyBytes(entry)).inserted == true else { throw duplicateKey(entry, at: offset) }
-        openKeys.append(key)
+        guard check.seen?.insert(keyBytes(entry)).inserted == true else { throw duplicateKey(entry, at: offset) }
+    }
+
+    /// A hash of a key's decoded text from its length, first and last bytes (equal keys hash equally).
+    func keyHash(_ entry: JSONTapeEntry) -> Int {
+        var length = Int(entry.payload) - Int(entry.start)
+        var first: UInt8 = 0
+        var last: UInt8 = 0
+        if entry.kind == .string {
+            if length > 0 {
+                first = base[Int(entry.start)]
+                last = base[Int(entry.payload) - 1]
+            }
+        } else {
+            let bytes = keyBytes(entry)
+            length = bytes.count
+            first = bytes.first ?? 0
+            last = bytes.last ?? 0
+        }
+        let mixed = (length &* 0x9E37) ^ (Int(first) &* 0x2D) ^ (Int(last) &* 0x61)
+        return mixed ^ (mixed >> 6)
     }
 
     /// Whether two key strings are the same text (escaped ones compared after decoding).
