@@ -58,6 +58,11 @@ public enum JSONFoundationDifferential {
         return false
     }
 
+    /// `text` without U+FEFF (which Foundation drops after an escape or at a string's start).
+    static func withoutBOM(_ text: String) -> String {
+        text.unicodeScalars.filter { $0.value != 0xFEFF }.map(String.init).joined()
+    }
+
     /// Whether `JSONSerialization` would guess UTF-16 or UTF-32 for `bytes`.
     static func readsAsUTF16or32(_ bytes: [UInt8]) -> Bool {
         if bytes.starts(with: [0xFE, 0xFF]) || bytes.starts(with: [0xFF, 0xFE]) { return true }
@@ -70,9 +75,20 @@ public enum JSONFoundationDifferential {
             guard let map = value as? [String: Any] else { return "\(path): object vs \(type(of: value))" }
             var ours: [String: Int] = [:]
             for (key, member) in document.members(ofObject: index) { ours[document.string(at: key)] = member }
-            guard Set(ours.keys) == Set(map.keys) else { return "\(path): keys differ" }
+            var theirs = map
+            if Set(ours.keys) != Set(map.keys) {
+                // Foundation drops U+FEFF in keys as in values (see the string case): compare without it.
+                var stripped: [String: Int] = [:]
+                for (key, member) in ours { stripped[withoutBOM(key)] = member }
+                theirs = [:]
+                for (key, value) in map { theirs[withoutBOM(key)] = value }
+                guard Set(stripped.keys) == Set(theirs.keys), stripped.count == ours.count else {
+                    return "\(path): keys differ"
+                }
+                ours = stripped
+            }
             for (key, member) in ours {
-                if let problem = difference(document, member, map[key] ?? NSNull(), path: "\(path).\(key)") {
+                if let problem = difference(document, member, theirs[key] ?? NSNull(), path: "\(path).\(key)") {
                     return problem
                 }
             }
@@ -91,7 +107,6 @@ public enum JSONFoundationDifferential {
             if Array(ours.utf8) == Array(text.utf8) { return nil }
             // Foundation drops a U+FEFF that starts a string or follows an escape (it decodes those pieces
             // like a whole text and strips the "byte order mark"); RFC 8259 keeps it, and so do we.
-            let withoutBOM = { (s: String) in s.unicodeScalars.filter { $0.value != 0xFEFF }.map(String.init).joined() }
             if ours.unicodeScalars.contains(where: { $0.value == 0xFEFF }), withoutBOM(ours) == withoutBOM(text) {
                 return nil
             }
