@@ -44,6 +44,12 @@ public struct Config: Sendable {
         public var query: String?
         /// The backend database of a `format: postgres` source (its `url`, `password_file`, `tls`).
         public var postgres: PostgresSettings? = nil
+        /// The share of a run's records that may be quarantined before the source is in error (`max_bad_share`).
+        public var maxBadShare: Double = 0.5
+        /// Fewer good records than this in a run that read the source is a source error (`min_records`).
+        public var minRecords: Int? = nil
+        /// Fields the backend leaves out on purpose (`absent_columns`): not a degraded source.
+        public var absentColumns: [String] = []
     }
 
     public var file: URL
@@ -363,7 +369,11 @@ struct ConfigReader {
     func source(_ value: Any, at: String) throws -> Config.Source {
         let map = try mapping(value, at: at)
         try rejectUnknown(
-            map, allowed: ["name", "kind", "format", "path", "query", "url", "password_file", "tls"], at: at)
+            map,
+            allowed: [
+                "name", "kind", "format", "path", "query", "url", "password_file", "tls", "max_bad_share",
+                "min_records", "absent_columns",
+            ], at: at)
         let kindText = try requiredString(map, "kind", at: at)
         guard let kind = Config.Source.Kind(rawValue: kindText) else {
             throw ConfigError(
@@ -394,11 +404,43 @@ struct ConfigReader {
                 name: try string(map, "name", at: at) ?? kindText, kind: kind, format: format, path: base,
                 query: query)
             source.postgres = settings
-            return source
+            return try deliveryLimits(map, at: at, source)
         }
-        return Config.Source(
-            name: try string(map, "name", at: at) ?? kindText, kind: kind, format: format,
-            path: resolve(try requiredString(map, "path", at: at)), query: query)
+        return try deliveryLimits(
+            map, at: at,
+            Config.Source(
+                name: try string(map, "name", at: at) ?? kindText, kind: kind, format: format,
+                path: resolve(try requiredString(map, "path", at: at)), query: query))
+    }
+
+    /// `max_bad_share`, `min_records` and `absent_columns` of a source.
+    func deliveryLimits(_ map: [String: Any], at: String, _ source: Config.Source) throws -> Config.Source {
+        var source = source
+        if let value = map["max_bad_share"], !(value is NSNull) {
+            let share = (value as? Double) ?? (value as? Int).map(Double.init)
+            guard let share, share > 0, share <= 1, !(value is Bool) else {
+                throw ConfigError(
+                    file: file, key: "\(at).max_bad_share", message: "expected a number above 0 and at most 1")
+            }
+            source.maxBadShare = share
+        }
+        if let minimum = try integer(map, "min_records", at: at) {
+            guard minimum >= 1 else {
+                throw ConfigError(file: file, key: "\(at).min_records", message: "expected a whole number ≥ 1")
+            }
+            source.minRecords = Int(minimum)
+        }
+        let absent = try stringList(map, "absent_columns", at: at).map { $0.lowercased() }
+        let known = SourceHealth.fieldsRulesNeed(source.kind)
+        for (index, column) in absent.enumerated() where !known.contains(column) {
+            throw ConfigError(
+                file: file, key: "\(at).absent_columns[\(index)]",
+                message:
+                    "'\(column)' is not a field the rules need from \(source.kind.rawValue) sources (expected one of: \(known.joined(separator: ", ")))"
+            )
+        }
+        source.absentColumns = absent
+        return source
     }
 
     /// PostgreSQL settings from a URL plus the password-file and TLS keys (`nil` when `url` is `nil`).

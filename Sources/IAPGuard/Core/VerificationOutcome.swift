@@ -69,6 +69,8 @@ public enum VerificationFailure: String, Sendable, Hashable, Codable, CaseIterab
     case wrongApp = "wrong-app"
     /// A payload nested in a notification failed its own verification.
     case nestedFailed = "nested-failed"
+    /// A notification about a transaction, signed by Apple, without the signed transaction it is about.
+    case incomplete = "incomplete"
 
     /// Whether a payload that failed for this reason still carries a valid Apple signature and chain: the
     /// claims check (the last step) failed, so the purchase is genuine but not for one of our apps or

@@ -36,6 +36,8 @@ public enum BackendRowMapper {
             case .environment: "environment"
             }
         }
+
+        var isID: Bool { self == .orderID || self == .userID || self == .transactionID }
     }
 
     /// The fields of a credit row, in ``creditFields`` order.
@@ -58,6 +60,8 @@ public enum BackendRowMapper {
             case .consumedAt: "consumed_at"
             }
         }
+
+        var isID: Bool { self == .creditID || self == .transactionID || self == .orderID || self == .userID }
     }
 
     /// Fields an account row (`kind: users`) may carry.
@@ -121,26 +125,32 @@ public enum BackendRowMapper {
 
     static func order(_ row: BackendFieldValues<OrderField>) throws -> BackendOrder {
         try row.rejectNUL()
-        guard let id = row.text(.orderID) else { throw RecordError("order_id: missing") }
+        guard let id = try row.id(.orderID) else { throw RecordError("order_id: missing") }
         var o = BackendOrder(orderID: id)
-        o.userID = row.text(.userID)
+        o.userID = try row.id(.userID)
         o.bundleID = row.text(.bundleID)
         o.productID = row.text(.productID)
-        o.quantity = try row.integer(.quantity)
-        if let milli = try row.integer(.priceMilli) {
+        o.quantity = try row.positive(.quantity)
+        // What the user was asked to pay: a zero or negative order price is a broken export (Apple's own
+        // price 0 for free offers is read from Apple's records, not from here).
+        if let milli = try row.positive(.priceMilli, what: "price") {
             o.price = milli
         } else if let price = row.text(.price) {
             guard let milli = Money.milliunits(fromDecimal: price) else {
                 throw RecordError("price: expected a decimal like 0.99, found \"\(price.prefix(40))\"")
             }
+            guard milli > 0 else { throw RecordError("price: \(price.prefix(40)) is not a positive price") }
             o.price = milli
         }
         o.currency = row.text(.currency)?.uppercased()
         o.storefront = row.text(.storefront)?.uppercased()
         o.userCountry = row.text(.userCountry)?.uppercased()
-        o.createdAt = try row.time(.createdAt)
+        guard let createdAt = try row.time(.createdAt) else {
+            throw RecordError("created_at: missing (an order has a creation time)")
+        }
+        o.createdAt = createdAt
         o.status = row.text(.status)
-        o.transactionID = row.text(.transactionID)
+        o.transactionID = try row.id(.transactionID)
         o.appAccountToken = row.text(.appAccountToken)?.lowercased()
         o.applicationUsername = row.text(.applicationUsername)
         o.environment = row.text(.environment).map { AppleEnvironment(appleValue: $0)?.rawValue ?? $0 }
@@ -149,14 +159,21 @@ public enum BackendRowMapper {
 
     static func credit(_ row: BackendFieldValues<CreditField>) throws -> Credit {
         try row.rejectNUL()
-        guard let id = row.text(.creditID) else { throw RecordError("credit_id: missing") }
+        guard let id = try row.id(.creditID) else { throw RecordError("credit_id: missing") }
         var c = Credit(creditID: id)
-        c.transactionID = row.text(.transactionID)
-        c.orderID = row.text(.orderID)
-        c.userID = row.text(.userID)
+        c.transactionID = try row.id(.transactionID)
+        c.orderID = try row.id(.orderID)
+        guard let userID = try row.id(.userID) else {
+            throw RecordError("user_id: missing (a credit needs the account that received it)")
+        }
+        c.userID = userID
         c.productID = row.text(.productID)
-        c.units = try row.integer(.units)
-        c.creditedAt = try row.time(.creditedAt)
+        guard let units = try row.positive(.units) else { throw RecordError("units: missing (a credit grants units)") }
+        c.units = units
+        guard let creditedAt = try row.time(.creditedAt) else {
+            throw RecordError("credited_at: missing (when the credit was granted)")
+        }
+        c.creditedAt = creditedAt
         c.reversedAt = try row.time(.reversedAt)
         c.reversalReason = row.text(.reversalReason)
         c.consumedUnits = try row.integer(.consumedUnits)

@@ -4,6 +4,11 @@ import Foundation
 /// CR line ends, newlines inside quoted fields, a UTF-8 byte order mark at the start ignored. Memory is
 /// bounded by the longest record.
 ///
+/// The first line end outside quotes decides how the file's lines end. In a file whose lines end with LF
+/// or CRLF, a lone CR outside quotes (followed by more text on the same line) does not end a record: the
+/// record is an error (``RecordLocatedError/isLoneCR``), so a stray CR cannot cut one record into two bogus
+/// ones. A CR at the end of a line or of the file is still a line end.
+///
 /// A quote that is never closed would swallow the rest of the file: the record it opens is reported as
 /// unterminated and reading resumes on the line after that record's first line (at most
 /// ``maxRecoveries`` times per file; after that the rest of the file is that one bad record).
@@ -34,6 +39,14 @@ public struct CSVReader {
         self.url = url
         self.maxRecordLength = maxRecordLength
         self.maxRecoveries = maxRecoveries
+    }
+
+    /// How the file's lines end, as its first line end outside quotes shows.
+    private enum LineEnds {
+        /// LF or CRLF.
+        case lf
+        /// CR alone (old Mac exports).
+        case cr
     }
 
     /// Where to (re)start reading: a byte offset, its line number, and whether the byte before it was a
@@ -70,6 +83,7 @@ public struct CSVReader {
     private func read(
         _ handle: FileHandle, from start: Position, _ body: (Result<Record, RecordLocatedError>) throws -> Void
     ) throws -> Position? {
+        var lineEnds: LineEnds?
         var fields: [String] = []
         var field: [UInt8] = []
         var inQuotes = false
@@ -78,7 +92,11 @@ public struct CSVReader {
         var recordStart = start.line
         var recordLength = 0
         var badRecord: String?
-        var pendingCR = start.afterCR
+        var loneCR = false
+        // After a resumed start just past a CR: a LF there belongs to that line end.
+        var skipLF = start.afterCR
+        // A CR outside quotes whose meaning depends on the next byte.
+        var pendingCR = false
         var offset = start.offset
         // The first line break inside the current record (only set while in quotes): the resume point.
         var firstBreak: Position?
@@ -101,12 +119,14 @@ public struct CSVReader {
             finishField()
             if let badRecord {
                 while rawHead.last == UInt8(ascii: "\n") || rawHead.last == UInt8(ascii: "\r") { rawHead.removeLast() }
-                try body(.failure(RecordLocatedError(line: recordStart, message: badRecord, raw: rawHead)))
+                try body(
+                    .failure(RecordLocatedError(line: recordStart, message: badRecord, raw: rawHead, isLoneCR: loneCR)))
             } else if !(fields.count == 1 && fields[0].isEmpty) {
                 try body(.success(Record(line: recordStart, fields: fields)))
             }
             fields.removeAll(keepingCapacity: true)
             badRecord = nil
+            loneCR = false
             afterQuote = false
             recordLength = 0
             recordStart = line
@@ -121,9 +141,29 @@ public struct CSVReader {
                 if recordLength > maxRecordLength, badRecord == nil {
                     badRecord = "record longer than \(maxRecordLength) bytes"
                 }
+                if skipLF {
+                    skipLF = false
+                    if byte == UInt8(ascii: "\n") { continue }
+                }
                 if pendingCR {
                     pendingCR = false
-                    if byte == UInt8(ascii: "\n") { continue }
+                    if byte == UInt8(ascii: "\n") {
+                        // CRLF.
+                        if lineEnds == nil { lineEnds = .lf }
+                        try finishRecord()
+                        continue
+                    }
+                    if byte == UInt8(ascii: "\r") || lineEnds != .lf {
+                        // A CR line end (a CR-only file, or a blank line after it).
+                        if lineEnds == nil { lineEnds = .cr }
+                        try finishRecord()
+                    } else {
+                        // A lone CR inside a line of an LF file: one record, and a bad one.
+                        line -= 1
+                        badRecord =
+                            badRecord ?? "a lone carriage return (CR) outside quotes in field \(fields.count + 1)"
+                        loneCR = true
+                    }
                 }
                 if rawHead.count < Self.maxRawHead { rawHead.append(byte) }
                 if inQuotes {
@@ -157,9 +197,12 @@ public struct CSVReader {
                 case UInt8(ascii: ","):
                     finishField()
                     afterQuote = false
-                case UInt8(ascii: "\r"), UInt8(ascii: "\n"):
+                case UInt8(ascii: "\r"):
                     line += 1
-                    pendingCR = byte == UInt8(ascii: "\r")
+                    pendingCR = true
+                case UInt8(ascii: "\n"):
+                    line += 1
+                    if lineEnds == nil { lineEnds = .lf }
                     try finishRecord()
                 default:
                     if afterQuote {
@@ -168,6 +211,9 @@ public struct CSVReader {
                     if badRecord == nil { field.append(byte) }
                 }
             }
+        }
+        if pendingCR {
+            try finishRecord()
         }
         if inQuotes {
             let resume = firstBreak
@@ -189,4 +235,6 @@ public struct RecordLocatedError: Error, Sendable {
     public var message: String
     /// The start of the record's bytes (at most 4 KiB, line end removed), for the quarantine.
     public var raw: [UInt8] = []
+    /// The record holds a lone CR in a file whose lines end with LF: the file's line ends cannot be trusted.
+    public var isLoneCR = false
 }

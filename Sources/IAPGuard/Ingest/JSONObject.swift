@@ -33,15 +33,18 @@ public struct JSONObject: Sendable {
     /// Parses bytes into an object; the top level must be a JSON object. Accepts what
     /// `JSONSerialization` accepts on UTF-8 input (trailing commas included); errors say what is wrong and
     /// at which byte.
-    public static func parse<C: Collection>(_ bytes: C) throws -> JSONObject where C.Element == UInt8 {
+    /// With `rejectingDuplicateKeys` (the wrappers of signed data) an object holding a key twice is an error.
+    public static func parse<C: Collection>(_ bytes: C, rejectingDuplicateKeys: Bool = false) throws -> JSONObject
+    where C.Element == UInt8 {
         let document: JSONDocument
+        let options: JSONDocument.Options = rejectingDuplicateKeys ? .signed : .foundationCompatible
         do {
             if let parsed = try bytes.withContiguousStorageIfAvailable({ buffer throws(JSONParseError) in
-                try JSONDocument.parse(UnsafeRawBufferPointer(buffer), options: .foundationCompatible)
+                try JSONDocument.parse(UnsafeRawBufferPointer(buffer), options: options)
             }) {
                 document = parsed
             } else {
-                document = try JSONDocument.parse(Array(bytes), options: .foundationCompatible)
+                document = try JSONDocument.parse(Array(bytes), options: options)
             }
         } catch let error as JSONParseError {
             // As before: input that is not UTF-8 anywhere is called that, whatever else is wrong with it.
@@ -153,6 +156,76 @@ public struct JSONObject: Sendable {
             return Int64(d)
         default:
             throw RecordError("\(path)\(key): expected a whole number, found \(Self.typeName(document, at))")
+        }
+    }
+
+    // MARK: Apple's signed schema
+
+    /// A field that must be a JSON string (a number is not rendered as text here): `nil` when absent or
+    /// `null`, an error naming the field for any other type. `prefix` starts the error (`schema: `).
+    public func strictString(_ key: String, prefix: String = "") throws -> String? {
+        guard let at = value(key) else { return nil }
+        switch document.kind(at) {
+        case .string, .escapedString: return document.string(at: at)
+        default: throw RecordError("\(prefix)\(path)\(key): expected text, found \(Self.typeName(document, at))")
+        }
+    }
+
+    /// A field of a signed payload that Apple always sends as a JSON string: a number (or anything else) is
+    /// a `schema` error. `nil` when absent or `null`.
+    public func schemaString(_ key: String) throws -> String? {
+        try strictString(key, prefix: "schema: ")
+    }
+
+    /// A required string field of a signed payload (absent, `null` or empty is a `schema` error).
+    public func requiredSchemaString(_ key: String) throws -> String {
+        guard let text = try schemaString(key), !text.isEmpty else {
+            throw RecordError("schema: \(path)\(key): missing")
+        }
+        return text
+    }
+
+    /// A field of a signed payload that Apple always sends as a JSON integer: text (`"1"`), a fraction or
+    /// anything else is a `schema` error. `nil` when absent or `null`.
+    public func schemaInteger(_ key: String) throws -> Int64? {
+        guard let at = value(key) else { return nil }
+        switch document.kind(at) {
+        case .integer:
+            return document.tape[at].integer
+        case .number:
+            throw RecordError("schema: \(path)\(key): expected a whole number, found \(numberString(at))")
+        case .string, .escapedString:
+            throw RecordError(
+                "schema: \(path)\(key): expected a whole number, found \"\(document.string(at: at).prefix(40))\"")
+        default:
+            throw RecordError("schema: \(path)\(key): expected a whole number, found \(Self.typeName(document, at))")
+        }
+    }
+
+    /// A required integer field of a signed payload.
+    public func requiredSchemaInteger(_ key: String) throws -> Int64 {
+        guard let value = try schemaInteger(key) else { throw RecordError("schema: \(path)\(key): missing") }
+        return value
+    }
+
+    /// Why the value of `key`, when it is a JSON number, cannot be an id: a fraction, or an integer beyond
+    /// 2^53 (most JSON readers keep numbers as doubles, so its digits may already be lost). `nil` otherwise.
+    func idNumberProblem(_ key: String) -> String? {
+        guard let at = value(key) else { return nil }
+        switch document.kind(at) {
+        case .integer:
+            let number = document.tape[at].integer
+            guard number.magnitude > 1 << 53 else { return nil }
+            return "\(key): the JSON number \(number) is beyond 2^53 (digits may be lost); export ids as strings"
+        case .number:
+            let text = document.numberText(at: at)
+            if document.isIntegerLiteral(at: at) {
+                return
+                    "\(key): the JSON number \(text.prefix(40)) is beyond 2^53 (digits may be lost); export ids as strings"
+            }
+            return "\(key): the JSON number \(text.prefix(40)) is not an id"
+        default:
+            return nil
         }
     }
 

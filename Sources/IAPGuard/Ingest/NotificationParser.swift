@@ -11,6 +11,14 @@ public struct NotificationParser: Sendable {
         self.verifier = verifier
     }
 
+    /// Notification types that are always about one transaction and carry it in
+    /// `data.signedTransactionInfo`.
+    static let transactionTypes: Set<String> = [
+        "REFUND", "REVOKE", "REFUND_REVERSED", "REFUND_DECLINED", "CONSUMPTION_REQUEST", "ONE_TIME_CHARGE",
+        "SUBSCRIBED", "DID_RENEW", "DID_CHANGE_RENEWAL_PREF", "DID_CHANGE_RENEWAL_STATUS", "DID_FAIL_TO_RENEW",
+        "EXPIRED", "GRACE_PERIOD_EXPIRED", "OFFER_REDEEMED", "PRICE_INCREASE", "RENEWAL_EXTENDED",
+    ]
+
     /// Parses one line.
     public func parse(_ object: JSONObject, payloadHash: String, location: String) throws -> (
         AppleNotification, AppleSighting?
@@ -62,6 +70,13 @@ public struct NotificationParser: Sendable {
             s.receiptKey = Hashing.sha256Hex(nested.compact)
             s.receivedAt = receivedAt
             sighting = s
+        }
+        if sighting == nil, n.verification.status == .verified, let type = n.notificationType,
+            Self.transactionTypes.contains(type)
+        {
+            // Signed by Apple but without the transaction it is about: not a fact rules can act on.
+            n.verification = .failed(
+                .incomplete, "a \(type) notification without data.signedTransactionInfo (kept out of refunds)")
         }
         if let signedRenewal = try data?.string("signedRenewalInfo") {
             if let renewal = try? CompactJWS(signedRenewal) {

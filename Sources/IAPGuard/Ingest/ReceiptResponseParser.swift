@@ -33,11 +33,22 @@ public struct ReceiptResponseParser: Sendable {
         // Apple has spelled this flag both ways, as a boolean or as text.
         let retryable = response.describedValue("is-retryable") ?? response.describedValue("is_retryable")
         let receipt = try response.object("receipt")
+        // A valid answer carries its receipt; without it the response would leave no sighting at all.
+        let isValidAnswer = status == 0 || status == 21006
+        if isValidAnswer {
+            guard let receipt else {
+                throw RecordError("\(response.path)receipt: missing (a status \(status) response carries the receipt)")
+            }
+            guard receipt.has("in_app") else { throw RecordError("\(receipt.path)in_app: missing") }
+        }
+        var entries = try receipt?.objects("in_app") ?? []
+        if isValidAnswer, let receipt, try receipt.strictString("bundle_id").map({ !$0.isEmpty }) != true {
+            throw RecordError("\(receipt.path)bundle_id: missing")
+        }
         let bundleID = try receipt?.string("bundle_id")
         let requestDate = try receipt?.int64("request_date_ms")
         // Only read for the forged-template marker; a malformed value is no reason to drop the receipt.
         let downloadID = try? receipt?.int64("download_id")
-        var entries = try receipt?.objects("in_app") ?? []
         entries += try response.objects("latest_receipt_info")
 
         var transactions: [(AppleTransaction, [String])] = []

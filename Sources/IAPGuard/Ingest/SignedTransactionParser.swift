@@ -19,7 +19,7 @@ public struct SignedTransactionParser: Sendable {
         var orderID: String?
         var receivedAt: Int64?
         if trimmed.utf8.first == UInt8(ascii: "{") {
-            let object = try JSONObject.parse(trimmed.utf8)
+            let object = try JSONObject.parse(trimmed.utf8, rejectingDuplicateKeys: true)
             guard let signed = try object.string("signedTransactionInfo") else {
                 throw RecordError("no signedTransactionInfo in the object")
             }
@@ -49,30 +49,33 @@ public struct SignedTransactionParser: Sendable {
         return sighting
     }
 
-    /// Maps Apple's `JWSTransactionDecodedPayload` onto ``AppleTransaction``.
+    /// Maps Apple's `JWSTransactionDecodedPayload` onto ``AppleTransaction``, holding it to Apple's schema:
+    /// `transactionId`, `productId` and `purchaseDate` are required, ids and codes are JSON strings, dates and
+    /// amounts JSON integers. Anything else is a `schema:` error naming the field (a payload of another
+    /// shape is not Apple's, however well signed). `price` 0 is a real price (free offers) and is accepted.
     public static func transaction(from p: JSONObject) throws -> AppleTransaction {
-        var t = AppleTransaction(transactionID: try p.requiredString("transactionId"))
-        t.originalTransactionID = try p.string("originalTransactionId")
-        t.webOrderLineItemID = try p.string("webOrderLineItemId")
-        t.bundleID = try p.string("bundleId")
-        t.productID = try p.string("productId")
-        t.type = try p.string("type")
-        t.quantity = try p.int64("quantity")
-        t.purchaseDate = try p.int64("purchaseDate")
-        t.originalPurchaseDate = try p.int64("originalPurchaseDate")
-        t.expiresDate = try p.int64("expiresDate")
-        t.environment = try p.string("environment")
-        t.storefront = try p.string("storefront")
-        t.currency = try p.string("currency")
-        t.price = try p.int64("price")
-        t.appAccountToken = try p.string("appAccountToken")?.lowercased()
-        t.inAppOwnershipType = try p.string("inAppOwnershipType")
-        t.transactionReason = try p.string("transactionReason")
-        t.revocationDate = try p.int64("revocationDate")
-        t.revocationReason = try p.int64("revocationReason")
-        t.revocationType = try p.string("revocationType")
-        t.revocationPercentage = try p.int64("revocationPercentage")
-        t.signedDate = try p.int64("signedDate")
+        var t = AppleTransaction(transactionID: try p.requiredSchemaString("transactionId"))
+        t.originalTransactionID = try p.schemaString("originalTransactionId")
+        t.webOrderLineItemID = try p.schemaString("webOrderLineItemId")
+        t.bundleID = try p.schemaString("bundleId")
+        t.productID = try p.requiredSchemaString("productId")
+        t.type = try p.schemaString("type")
+        t.quantity = try p.schemaInteger("quantity")
+        t.purchaseDate = try p.requiredSchemaInteger("purchaseDate")
+        t.originalPurchaseDate = try p.schemaInteger("originalPurchaseDate")
+        t.expiresDate = try p.schemaInteger("expiresDate")
+        t.environment = try p.schemaString("environment")
+        t.storefront = try p.schemaString("storefront")
+        t.currency = try p.schemaString("currency")
+        t.price = try p.schemaInteger("price")
+        t.appAccountToken = try p.schemaString("appAccountToken")?.lowercased()
+        t.inAppOwnershipType = try p.schemaString("inAppOwnershipType")
+        t.transactionReason = try p.schemaString("transactionReason")
+        t.revocationDate = try p.schemaInteger("revocationDate")
+        t.revocationReason = try p.schemaInteger("revocationReason")
+        t.revocationType = try p.schemaString("revocationType")
+        t.revocationPercentage = try p.schemaInteger("revocationPercentage")
+        t.signedDate = try p.schemaInteger("signedDate")
         return t
     }
 }

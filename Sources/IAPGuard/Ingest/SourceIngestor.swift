@@ -43,9 +43,11 @@ public struct SourceIngestor {
 
     /// Ingests every file, calling `sink` with each batch and `fileDone` after each file's state was recorded
     /// (after its last batch). With `skipUnchanged` off (`--full-rebuild`) unchanged files are read again.
+    /// `delivered` hears of every file (or database) read, after its records went to `sink`.
     public func ingest(
         store: any PurchaseStore, runID: Int64, sink: (IngestBatch) throws -> Void, shouldStop: () -> Bool = { false },
-        skipUnchanged: Bool = true, fileDone: (URL) throws -> Void = { _ in }
+        skipUnchanged: Bool = true, fileDone: (URL) throws -> Void = { _ in },
+        delivered: (SourceHealth.Delivery) -> Void = { _ in }
     ) throws -> WriteCounts {
         var skipped = WriteCounts()
         if source.format == .postgres {
@@ -74,9 +76,14 @@ public struct SourceIngestor {
                 state.size > previous.size, prefix.endsAtLineBreak, prefix.quotes % 2 == 0,
                 prefix.hash + ":" + configHash == previous.contentHash
             {
-                try ingestFile(file, sink: sink, from: UInt64(previous.size), firstLine: prefix.lines + 1)
+                var delivery = try ingestFile(
+                    file, sink: sink, from: UInt64(previous.size), firstLine: prefix.lines + 1)
+                delivery.bytes = state.size - previous.size
+                delivered(delivery)
             } else {
-                try ingestFile(file, sink: sink)
+                var delivery = try ingestFile(file, sink: sink)
+                delivery.bytes = source.format == .sqlite ? nil : state.size
+                delivered(delivery)
             }
             try store.setFileState(state, sourceName: source.name, runID: runID)
             try fileDone(file)
@@ -197,15 +204,22 @@ public struct SourceIngestor {
         )
     }
 
+    /// Reads one file into `sink`; returns what it delivered (its record count; `bytes` is the caller's).
+    @discardableResult
     func ingestFile(
         _ file: URL, sink: (IngestBatch) throws -> Void, from offset: UInt64 = 0, firstLine: Int = 1
-    ) throws {
+    ) throws -> SourceHealth.Delivery {
         var batch = IngestBatch()
         let name = file.lastPathComponent
+        var records = 0
         func flush() throws {
+            records += batch.recordCount
             if !batch.isEmpty { try sink(batch) }
             batch = IngestBatch()
         }
+        // The first line of a CSV record holding a lone CR (the file's line ends cannot be trusted).
+        var loneCRLine: Int?
+        var sawHeader = false
         func quarantine(_ location: String, _ reason: String, _ raw: some Collection<UInt8>) {
             let excerpt = String(decoding: raw.prefix(4096), as: UTF8.self)
             batch.quarantined.append(
@@ -285,6 +299,7 @@ public struct SourceIngestor {
                             message: "\(name):\(error.line): the header row cannot be read: \(error.message)")
                     }
                     quarantine("\(name):\(error.line)", error.message, error.raw)
+                    if error.isLoneCR, loneCRLine == nil { loneCRLine = error.line }
                 case .success(let record):
                     guard let columns = header else {
                         let names = record.fields.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
@@ -301,7 +316,19 @@ public struct SourceIngestor {
                                     "\(name):\(record.line): the header has no \(required) column (found: \(names.joined(separator: ", ")))"
                             )
                         }
+                        var firstColumn: [String: Int] = [:]
+                        for (index, column) in names.enumerated() where !column.isEmpty {
+                            if let first = firstColumn[column] {
+                                throw SourceError(
+                                    source: source.name,
+                                    message:
+                                        "\(name):\(record.line): the header names \(column.prefix(60)) twice (columns \(first + 1) and \(index + 1)); which one holds the data is ambiguous"
+                                )
+                            }
+                            firstColumn[column] = index
+                        }
                         header = names
+                        sawHeader = true
                         return
                     }
                     let location = "\(name):\(record.line)"
@@ -334,7 +361,7 @@ public struct SourceIngestor {
             }
             var index = 0
             do {
-                try database.query(query, named: [:]) { columns, values in
+                try database.queryReportingInvalidUTF8(query) { columns, values, invalid in
                     index += 1
                     var row: [String: String] = [:]
                     for (column, value) in zip(columns, values) {
@@ -342,6 +369,10 @@ public struct SourceIngestor {
                     }
                     let location = "\(name):row \(index)"
                     do {
+                        if let column = invalid.first {
+                            throw RecordError(
+                                "\(columns[column].lowercased()): invalid UTF-8 or a NUL byte in the database's text")
+                        }
                         try addBackendRow(row, location: location, into: &batch)
                     } catch let error as RecordError {
                         quarantine(location, error.message, Array(row.description.utf8))
@@ -356,6 +387,15 @@ public struct SourceIngestor {
             throw SourceError(source: source.name, message: "a postgres source is read from its url, not a file")
         }
         try flush()
+        if let loneCRLine {
+            throw SourceError(
+                source: source.name,
+                message:
+                    "\(name):\(loneCRLine): a lone carriage return (CR) outside quotes in a file whose lines end with LF; "
+                    + "that record was quarantined, but the file's record boundaries cannot be trusted")
+        }
+        return SourceHealth.Delivery(
+            name: name, bytes: nil, records: records, headerOnly: source.format == .csv && sawHeader && records == 0)
     }
 
     /// The lower-cased column names of a CSV file's first record (nil when it has none).
@@ -457,7 +497,7 @@ public struct SourceIngestor {
                 try SignedTransactionParser(sourceName: source.name, verifier: verifier).parse(
                     text, payloadHash: payloadHash, location: location))
         case .notifications:
-            let object = try JSONObject.parse(bytes)
+            let object = try JSONObject.parse(bytes, rejectingDuplicateKeys: true)
             let (notification, sighting) = try NotificationParser(sourceName: source.name, verifier: verifier).parse(
                 object, payloadHash: payloadHash, location: location)
             batch.notifications.append(notification)

@@ -78,7 +78,7 @@ extension Pipeline {
                     result.findings = []
                     folder = try writeReport(
                         store: store, rules: rules, findings: consume findings, stats: result.stats, window: window,
-                        cases: cases)
+                        cases: cases, sourceErrors: summary.errors, sourceWarnings: summary.warnings)
                 }
                 summary.stageSeconds["report"] = reportSeconds
                 summary.reportFolder = folder?.path
@@ -209,7 +209,7 @@ extension Pipeline {
     /// on into the report, which then holds the only copy.
     func writeReport(
         store: any SQLBackedStore, rules: [Rule], findings: consuming [Finding], stats: [RuleRunResult.RuleStats],
-        window: RunWindow, cases: [IncidentCase]
+        window: RunWindow, cases: [IncidentCase], sourceErrors: [String] = [], sourceWarnings: [String] = []
     ) throws -> URL {
         let reportID = window.reportID
         let reportIDs = try reportIDsByRun(store)
@@ -240,6 +240,7 @@ extension Pipeline {
             quarantine: try quarantineCounts(store), history: (try? writer.readHistory()) ?? [],
             coverage: coverageLines, cases: mappedCases)
         input.sourcesAsStored = true
+        input.setSourceProblems(errors: sourceErrors, warnings: sourceWarnings)
         return try writer.write(consume input)
     }
 

@@ -119,7 +119,7 @@ public struct Pipeline {
             ])
         onStarted(runID)
         do {
-            summary.stageSeconds["reference"] = try Self.measure { try loadReferenceData(store) }
+            summary.stageSeconds["reference"] = try Self.measure { try loadReferenceData(store, summary: &summary) }
             let ingestSeconds = try Self.measure {
                 try ingestSources(
                     store: store, runID: runID, options: options, summary: &summary, shouldStop: shouldStop)
@@ -169,11 +169,26 @@ public struct Pipeline {
         return (runID, status)
     }
 
-    /// Loads the config's apps, catalog, testers and FX rates (one transaction).
-    func loadReferenceData(_ store: any SQLBackedStore) throws {
+    /// Loads the config's apps, catalog, testers and FX rates (one transaction). A bad FX row is
+    /// quarantined (the rest is loaded; the summary says what lacks a rate); conflicting rows are an error.
+    func loadReferenceData(_ store: any SQLBackedStore, summary: inout RunSummary) throws {
         var reference = config.referenceData
         if let fx = config.fxRatesFile {
-            reference.fxRates = try FXRateFile.load(fx, source: fx.lastPathComponent)
+            let file = try FXRateFile.read(fx, source: fx.lastPathComponent)
+            reference.fxRates = file.rates
+            if !file.badRows.isEmpty {
+                var batch = IngestBatch()
+                batch.quarantined = file.badRows
+                _ = try store.write(batch, runID: summary.runID)
+                let lacking = file.lacking.isEmpty ? "" : "; no rate for " + file.lacking.joined(separator: ", ")
+                summary.warnings.append(
+                    "fx_rates: \(file.badRows.count) bad row(s) quarantined (first: \(file.badRows[0].location): "
+                        + "\(file.badRows[0].reason))\(lacking)")
+            }
+            for conflict in file.conflicts { summary.errors.append("fx_rates: \(conflict)") }
+            for problem in summary.warnings + summary.errors where problem.hasPrefix("fx_rates:") {
+                logger.warning("fx rates", metadata: ["problem": "\(problem)"])
+            }
         }
         reference.fxRates = fetchFXRates(store: store, snapshot: reference.fxRates)
         try store.replaceReferenceData(reference)
@@ -226,24 +241,38 @@ public struct Pipeline {
         var ingestor = SourceIngestor(
             source: source, verifier: verifier, configHash: config.hash, batchSize: options.batchSize)
         ingestor.prefetch = prefetch
+        var health = SourceHealth(source: source)
+        if source.format == .postgres { health.markRead() }
         progress.begin("ingest \(source.name)", unit: "records")
         do {
             defer { progress.end() }
             let skipped = try ingestor.ingest(
                 store: store, runID: runID,
                 sink: { batch in
+                    health.observe(batch)
                     let written = try store.write(batch, runID: runID)
                     counts = counts + written
                     progress.advance(by: written.records)
                     CrashPoint.shared.reached("ingest")
                     if shouldStop() { throw StopRequested() }
                 }, shouldStop: shouldStop, skipUnchanged: !options.fullRebuild,
-                fileDone: { _ in CrashPoint.shared.reached("ingest") })
+                fileDone: { _ in CrashPoint.shared.reached("ingest") }, delivered: { health.delivered($0) })
             counts = counts + skipped
         } catch let error as SourceError {
             failure = error.description
         } catch is StopRequested {
             summary.stopped = true
+        }
+        if failure == nil, !summary.stopped {
+            let earlier = try health.needsEarlierRecords && hasEarlierRecords(store, source)
+            let verdict = health.verdict(hadEarlierRecords: earlier)
+            if !verdict.errors.isEmpty {
+                failure = verdict.errors.map { "source \(source.name): \($0)" }.joined(separator: "; ")
+            }
+            for warning in verdict.warnings {
+                summary.warnings.append("source \(source.name): \(warning)")
+                logger.warning("empty delivery", metadata: ["source": "\(source.name)", "warning": "\(warning)"])
+            }
         }
         try store.recordSourceCounts(
             runID: runID, sourceName: source.name, sourceKind: source.kind.rawValue, counts: counts)
@@ -260,6 +289,20 @@ public struct Pipeline {
                 ])
         }
         summary.sources.append(.init(name: source.name, kind: source.kind.rawValue, counts: counts, error: failure))
+    }
+
+    /// Whether the store held records of `source` before this run (an empty delivery then means a gap).
+    func hasEarlierRecords(_ store: any SQLBackedStore, _ source: Config.Source) throws -> Bool {
+        let view: String
+        switch source.kind {
+        case .orders: view = "orders"
+        case .credits: view = "credits"
+        case .notifications: view = "notifications"
+        case .receipts, .signedTransactions: view = "sightings"
+        }
+        return try !store.connection.query(
+            "SELECT 1 FROM \(view) WHERE source_name = ? LIMIT 1", [.text(source.name)]
+        ).isEmpty
     }
 
     /// Closes the run record with the summary's status.

@@ -76,6 +76,7 @@ extension RunSummary {
         if let reportFolder { lines.append("report: \(reportFolder)/report.html") }
         for error in ruleErrors { lines.append("rule error: \(error)") }
         for error in errors { lines.append("error: \(error)") }
+        for warning in warnings { lines.append("warning: \(warning)") }
         if stopped { lines.append("stopped early on a signal; the next run continues from what was committed") }
         return lines.joined(separator: "\n")
     }
@@ -95,6 +96,7 @@ extension RunSummary {
         text += " · \(records) records read (\(inserted) new), \(quarantined) quarantined"
         text += " · \(activeHitCount) active hits" + (levelText.isEmpty ? "" : " (\(levelText))")
         if !errors.isEmpty { text += " · \(errors.count) source error(s)" }
+        if !warnings.isEmpty { text += " · \(warnings.count) warning(s)" }
         if !ruleErrors.isEmpty { text += " · \(ruleErrors.count) rule error(s)" }
         if let reportFolder { text += " · report \(reportFolder)" }
         return text + " · exit \(exitCode)"

@@ -23,8 +23,10 @@ public struct RunSummary: Sendable, Codable {
     /// Sightings that failed verification, by reason.
     public var failedSightings: [String: Int64] = [:]
     public var quarantined: Int64 = 0
-    /// Problems that stopped part of the run (a missing source file, ...).
+    /// Problems that stopped part of the run (a missing source file, a broken export, ...).
     public var errors: [String] = []
+    /// What an operator should look at although the run is complete (an empty delivery, FX rows dropped).
+    public var warnings: [String] = []
     public var stopped = false
     /// Wall-clock start and end (epoch ms); kept in the store, the log and the metrics, never in reports.
     public var startedAt: Int64 = 0

@@ -25,6 +25,7 @@ struct HTMLReportRenderer {
         body += "</header>\n"
         body += navigation()
         body += "<main>\n"
+        body += sourceProblemsSection()
         body += caseQueueSection()
         body += summarySection()
         body += coverageSection()
@@ -40,6 +41,29 @@ struct HTMLReportRenderer {
         body += "<p>Values cut short here end in “… [N chars]”; the CSV files have them whole. Invisible and "
         body += "direction-changing characters are shown as ⟦U+XXXX⟧. Times are UTC.</p></footer>\n"
         return HTMLPage.document(title: "iapguard run \(input.runID)", body: body)
+    }
+
+    // MARK: - Source problems
+
+    /// Broken or empty deliveries, first on the page: findings from a partial run may be missing.
+    private func sourceProblemsSection() -> String {
+        let errors = input.sourceErrors ?? []
+        let warnings = input.sourceWarnings ?? []
+        guard !errors.isEmpty || !warnings.isEmpty else { return "" }
+        var out = "<section id=\"source-problems\" class=\"warn\">\n<h2>Source problems</h2>\n"
+        if !errors.isEmpty {
+            out +=
+                "<p><strong>This run is partial:</strong> the sources below failed or delivered data that cannot be "
+                + "trusted. Findings that depend on them may be missing.</p>\n<ul>\n"
+            for error in errors { out += "<li>\(HTMLText.data(error, maxCharacters: cap * 4))</li>\n" }
+            out += "</ul>\n"
+        }
+        if !warnings.isEmpty {
+            out += "<p>Warnings:</p>\n<ul>\n"
+            for warning in warnings { out += "<li>\(HTMLText.data(warning, maxCharacters: cap * 4))</li>\n" }
+            out += "</ul>\n"
+        }
+        return out + "</section>\n"
     }
 
     // MARK: - Summary

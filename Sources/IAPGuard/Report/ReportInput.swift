@@ -171,6 +171,16 @@ public struct ReportInput: Sendable, Hashable, Codable {
     public var coverage: [Coverage]?
     /// The case queue after the case stage (see ``IncidentCase``); empty when cases were not built.
     public var cases: [IncidentCase]
+    /// Source errors of the run (the run is `partial`): shown at the top of the report. `nil` when none.
+    public var sourceErrors: [String]?
+    /// Warnings about the run's deliveries (an empty delivery, FX rows dropped). `nil` when none.
+    public var sourceWarnings: [String]?
+
+    /// Sets ``sourceErrors`` and ``sourceWarnings`` (`nil` when empty, so a clean run's report is unchanged).
+    public mutating func setSourceProblems(errors: [String], warnings: [String]) {
+        sourceErrors = errors.isEmpty ? nil : errors
+        sourceWarnings = warnings.isEmpty ? nil : warnings
+    }
 
     public init(
         runID: Int64, windowSince: Int64?, windowUntil: Int64?, startedAt: Int64, finishedAt: Int64,

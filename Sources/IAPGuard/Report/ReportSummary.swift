@@ -133,8 +133,14 @@ struct ReportSummary: Encodable {
         }
     }
 
+    /// The run's source errors and warnings (absent when there are none).
+    var sourceErrors: [String]?
+    var sourceWarnings: [String]?
+
     enum CodingKeys: String, CodingKey {
         case schemaVersion = "schema_version"
+        case sourceErrors = "source_errors"
+        case sourceWarnings = "source_warnings"
         case run, sources, totals
         case changeSincePrevious = "change_since_previous"
         case rules, quarantine
@@ -144,6 +150,8 @@ struct ReportSummary: Encodable {
 
     init(_ model: ReportModel) {
         let input = model.input
+        sourceErrors = input.sourceErrors
+        sourceWarnings = input.sourceWarnings
         run = Run(
             runID: input.runID, windowSince: input.windowSince.map { ReportFormat.isoTime(millis: $0) },
             windowUntil: input.windowUntil.map { ReportFormat.isoTime(millis: $0) },

@@ -171,6 +171,19 @@ public final class SQLiteDatabase {
         }
     }
 
+    /// Runs a query (a backend source's) and hands each row to `body` with column names and the indexes of
+    /// the text values that are not valid UTF-8 or hold a NUL byte (see ``SQLiteStatement/invalidUTF8Columns()``).
+    public func queryReportingInvalidUTF8(
+        _ sql: String, _ body: (_ columns: [String], _ row: [SQLValue], _ invalidUTF8: [Int]) throws -> Void
+    ) throws {
+        let statement = try prepare(sql)
+        defer { statement.finalize() }
+        let columns = statement.columnNames
+        while try statement.step() {
+            try body(columns, statement.row(), statement.invalidUTF8Columns())
+        }
+    }
+
     /// The first column of the first row, or `nil`.
     public func scalar(_ sql: String, _ parameters: [SQLValue] = []) throws -> SQLValue? {
         try query(sql, parameters).first?.first
@@ -359,6 +372,20 @@ public final class SQLiteStatement {
             sqlite3_reset(handle)
             throw SQLiteError(code: rc, message: message, sql: sql)
         }
+    }
+
+    /// The columns of the current row (after ``row()``, which reads blobs as text too) whose text is not
+    /// valid UTF-8 or holds a NUL byte: ``row()`` gives those with U+FFFD in place of the bad bytes, or cut
+    /// at the NUL.
+    public func invalidUTF8Columns() -> [Int] {
+        var invalid: [Int] = []
+        for index in 0..<sqlite3_column_count(handle) where sqlite3_column_type(handle, index) == SQLITE_TEXT {
+            guard let text = sqlite3_column_text(handle, index) else { continue }
+            let length = Int(sqlite3_column_bytes(handle, index))
+            let bytes = UnsafeBufferPointer(start: text, count: length)
+            if bytes.contains(0) || String(validating: bytes, as: UTF8.self) == nil { invalid.append(Int(index)) }
+        }
+        return invalid
     }
 
     /// The current row's values.

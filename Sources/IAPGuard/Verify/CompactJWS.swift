@@ -2,8 +2,10 @@ import Foundation
 
 /// A compact JWS (`header.payload.signature`) split and decoded, not yet verified.
 ///
-/// Parsing only checks the shape: three base64url parts, a JSON object header and a JSON object payload.
-/// Everything about trust is ``JWSVerifier``'s job.
+/// Parsing checks the shape: three base64url parts, a JSON object header and a JSON object payload, neither
+/// holding a key twice (a parser that keeps the first copy would read another record than the one
+/// verified), and no `crit` header parameter (RFC 7515 §4.1.11: no extension is understood). Everything
+/// about trust is ``JWSVerifier``'s job.
 ///
 /// The work is done on the UTF-8 bytes: split at the dots, base64url-decode each part directly, parse the
 /// header and the payload with iapguard's strict byte-level JSON parser (``JSONDocument``, which accepts
@@ -133,10 +135,10 @@ public struct CompactJWS: Sendable {
             case .success(let fields): headerFields = fields
             }
         }
-        guard let payloadDocument = try? JSONDocument.parse(payload, options: .foundationCompatible),
-            payloadDocument.kind(0) == .object
-        else {
-            return .failure(FormatError(message: "JWS payload is not a JSON object"))
+        let payloadDocument: JSONDocument
+        switch object(payload, part: "payload") {
+        case .failure(let error): return .failure(error)
+        case .success(let document): payloadDocument = document
         }
         var chain: [Data] = cached?.chain ?? []
         if cached == nil, let x5c = headerFields.x5c {
@@ -170,11 +172,37 @@ public struct CompactJWS: Sendable {
         var x5c: [String?]??
     }
 
+    /// The decoded header or payload `bytes` as a JSON object read in the signed-data mode (a key given twice
+    /// is named in the error).
+    private static func object(_ bytes: Data, part: String) -> Result<JSONDocument, FormatError> {
+        do {
+            let document = try JSONDocument.parse(bytes, options: .signed)
+            guard document.kind(0) == .object else {
+                return .failure(FormatError(message: "JWS \(part) is not a JSON object"))
+            }
+            return .success(document)
+        } catch {
+            let message = error.isDuplicateKey ? "has a \(error.message)" : "is not a JSON object"
+            return .failure(FormatError(message: "JWS \(part) \(message)"))
+        }
+    }
+
     private static func readHeader(_ header: Data) -> Result<HeaderFields, FormatError> {
-        guard let document = try? JSONDocument.parse(header, options: .foundationCompatible),
-            document.kind(0) == .object
-        else {
-            return .failure(FormatError(message: "JWS header is not a JSON object"))
+        let document: JSONDocument
+        switch object(header, part: "header") {
+        case .failure(let error): return .failure(error)
+        case .success(let parsed): document = parsed
+        }
+        if let crit = document.member("crit", inObject: 0) {
+            let names =
+                document.kind(crit) == .array
+                ? document.items(ofArray: crit).map { item -> String in
+                    let kind = document.kind(item)
+                    return kind == .string || kind == .escapedString
+                        ? String(document.string(at: item).prefix(40)) : "?"
+                }.joined(separator: ", ") : "not a list"
+            return .failure(
+                FormatError(message: "JWS header has a crit parameter (\(names)); no header extension is understood"))
         }
         var fields = HeaderFields()
         if let alg = document.member("alg", inObject: 0),

@@ -95,12 +95,20 @@ enum MalformedCorpus {
             )
         case "credits":
             return (
-                nil, [#"{"credit_id":"c-good-1","units":1}"#, #"{"credit_id":"c-good-2","units":"2"}"#],
+                nil,
+                [
+                    #"{"credit_id":"c-good-1","user_id":"u-1","units":1,"credited_at":1000}"#,
+                    #"{"credit_id":"c-good-2","user_id":"u-2","units":"2","credited_at":"2026-01-01"}"#,
+                ],
                 "SELECT COUNT(*) FROM credits WHERE credit_id IN ('c-good-1', 'c-good-2')"
             )
         case "orders-jsonl":
             return (
-                nil, [#"{"order_id":"o-good-1","price":"0.99"}"#, #"{"order_id":"o-good-2","quantity":2}"#],
+                nil,
+                [
+                    #"{"order_id":"o-good-1","price":"0.99","created_at":1000}"#,
+                    #"{"order_id":"o-good-2","quantity":2,"created_at":"2026-01-01"}"#,
+                ],
                 "SELECT COUNT(*) FROM orders WHERE order_id IN ('o-good-1', 'o-good-2')"
             )
         case "orders-csv":
@@ -131,7 +139,8 @@ enum MalformedCorpus {
         case "notifications": return ("notifications", "jsonl", "notifications")
         case "credits": return ("credits", "jsonl", "credits")
         case "orders-jsonl": return ("orders", "jsonl", "orders")
-        case "credits-csv": return ("credits", "csv", "credits")
+        case "credits-csv", "source-credits-csv": return ("credits", "csv", "credits")
+        case "source-orders-jsonl": return ("orders", "jsonl", "orders")
         case "sqlite", "sqlite-raw": return ("orders", "sqlite", "orders")
         default: return ("orders", "csv", "orders")
         }
@@ -146,6 +155,8 @@ struct CorpusIngest {
     let store: SQLiteStore
     /// The source-level error, if the source failed as a whole.
     var sourceError: SourceError?
+    /// The delivery as the pipeline judges it after the ingest.
+    var health: SourceHealth
 
     /// Writes `bytes` as the source file `input.<ext>` and ingests it as `format` (a corpus format). For
     /// `sqlite`, `bytes` is the SQL script that builds the source database; for `sqlite-raw` the file itself.
@@ -169,6 +180,7 @@ struct CorpusIngest {
               - {name: src, kind: \(kind), format: \(fileFormat), path: \(name)\(queryYAML)}
             """
         config = try Config.parse(yaml, file: directory.appendingPathComponent("iapguard.yml"))
+        health = SourceHealth(source: config.sources[0])
         if format == "sqlite" {
             let database = try SQLiteDatabase(path: directory.appendingPathComponent(name).path)
             try database.execute(String(decoding: bytes, as: UTF8.self))
@@ -180,11 +192,18 @@ struct CorpusIngest {
         let ingestor = SourceIngestor(
             source: config.sources[0], verifier: try MalformedCorpus.verifier(), configHash: "corpus", batchSize: 3)
         let store = self.store
+        var health = SourceHealth(source: config.sources[0])
         do {
-            _ = try ingestor.ingest(store: store, runID: runID, sink: { _ = try store.write($0, runID: runID) })
+            _ = try ingestor.ingest(
+                store: store, runID: runID,
+                sink: {
+                    health.observe($0)
+                    _ = try store.write($0, runID: runID)
+                }, delivered: { health.delivered($0) })
         } catch let error as SourceError {
             sourceError = error
         }
+        self.health = health
     }
 
     func count(_ sql: String) throws -> Int64 { try store.database.scalar(sql)?.integerValue ?? -1 }

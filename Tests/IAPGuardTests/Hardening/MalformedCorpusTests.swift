@@ -12,7 +12,8 @@ import Testing
         let formats = Set(MalformedCorpus.all.map(\.format))
         for format in [
             "receipts", "signed", "notifications", "credits", "orders-jsonl", "orders-csv", "credits-csv",
-            "orders-csv-file", "fx", "config", "rules", "trust", "sqlite", "sqlite-raw",
+            "orders-csv-file", "fx", "config", "rules", "trust", "sqlite", "sqlite-raw", "source-orders-jsonl",
+            "source-orders-csv", "source-credits-csv",
         ] {
             #expect(formats.contains(format), "no corpus case for \(format)")
         }
@@ -113,6 +114,32 @@ import Testing
         }
     }
 
+    /// A whole file as a source: a broken export is a source error (`partial`), an empty one a warning.
+    @Test(arguments: MalformedCorpus.cases("source-orders-jsonl", "source-orders-csv", "source-credits-csv"))
+    func aBrokenExportIsASourceErrorNotAQuietDay(_ item: MalformedCorpus.Case) throws {
+        let ingest = try CorpusIngest(format: item.format, bytes: try Array(Data(contentsOf: item.url)))
+        defer { ingest.remove() }
+        let verdict = ingest.health.verdict(hadEarlierRecords: false)
+        let errors = (ingest.sourceError.map { [$0.message] } ?? []) + verdict.errors
+        switch item.expect {
+        case "partial":
+            #expect(
+                errors.contains { $0.contains(item.reason) },
+                "\(item.file): \(errors) does not contain \"\(item.reason)\"")
+        case "warning":
+            #expect(errors.isEmpty, "\(item.file): \(errors)")
+            #expect(
+                verdict.warnings.contains { $0.contains(item.reason) },
+                "\(item.file): \(verdict.warnings) does not contain \"\(item.reason)\"")
+        case let expect where expect.hasPrefix("ok:"):
+            #expect(errors.isEmpty && verdict.warnings.isEmpty, "\(item.file): \(errors) \(verdict.warnings)")
+            let view = MalformedCorpus.source(item.format).view
+            #expect(try ingest.count("SELECT COUNT(*) FROM \(view)") == Int64(expect.dropFirst(3)), "\(item.file)")
+        default:
+            Issue.record("\(item.file): unknown expectation \(item.expect)")
+        }
+    }
+
     @Test(arguments: MalformedCorpus.cases("config"))
     func aBadConfigFileIsAConfigErrorNamingTheFileAndKey(_ item: MalformedCorpus.Case) throws {
         let folder = TestScratch.root.appendingPathComponent(
@@ -195,10 +222,31 @@ import Testing
 
     @Test(arguments: MalformedCorpus.cases("fx"))
     func aBadFXRateFileNamesTheFileAndLine(_ item: MalformedCorpus.Case) throws {
-        if item.expect.hasPrefix("ok:") {
-            let rates = try FXRateFile.load(item.url, source: "corpus")
-            #expect(rates.count == Int(item.expect.dropFirst(3)), "\(item.file)")
+        let name = item.url.lastPathComponent
+        switch item.expect {
+        case let expect where expect.hasPrefix("ok:"):
+            let contents = try FXRateFile.read(item.url, source: "corpus")
+            #expect(contents.rates.count == Int(expect.dropFirst(3)), "\(item.file)")
+            #expect(contents.badRows.isEmpty && contents.conflicts.isEmpty, "\(item.file)")
             return
+        case "fx-bad-row":
+            // The row is set aside with its line; the rest of the file is read.
+            let contents = try FXRateFile.read(item.url, source: "corpus")
+            let rows = contents.badRows.map { "\($0.location): \($0.reason)" }
+            #expect(rows.count == 1 && rows[0].contains(name + item.reason), "\(item.file): \(rows)")
+            #expect(contents.badRows.first?.sourceName == "fx_rates")
+            #expect(!contents.lacking.isEmpty, "\(item.file): nothing said to lack a rate")
+            let good =
+                (try String(contentsOf: item.url, encoding: .isoLatin1)).split(whereSeparator: \.isNewline).count - 2
+            #expect(contents.rates.count == good, "\(item.file): the good rows were not kept")
+            return
+        case "fx-conflict":
+            let contents = try FXRateFile.read(item.url, source: "corpus")
+            #expect(
+                contents.conflicts.contains { $0.contains(name + item.reason) }, "\(item.file): \(contents.conflicts)")
+            return
+        default:
+            break
         }
         do {
             _ = try FXRateFile.load(item.url, source: "corpus")

@@ -36,11 +36,23 @@ import Testing
 
     @Test func objectPathErrorsNameTheFieldAtFault() throws {
         let cases: [(String, String)] = [
-            (#"{"credit_id":"c","units":"ten"}"#, "units: expected a whole number"),
+            (#"{"credit_id":"c","user_id":"u","credited_at":1,"units":"ten"}"#, "units: expected a whole number"),
             (#"{"credit_id":"c","user_id":"a\u0000b"}"#, "user_id: contains a NUL character"),
             (#"{"units":1}"#, "credit_id: missing"),
             (#"{"credit_id":"c","units":[1]}"#, "units: expected text"),
-            (#"{"credit_id":"c","credited_at":"yesterday"}"#, "credited_at: expected epoch milliseconds"),
+            (
+                #"{"credit_id":"c","user_id":"u","units":1,"credited_at":"yesterday"}"#,
+                "credited_at: expected epoch milliseconds"
+            ),
+            (#"{"credit_id":"c","units":1,"credited_at":1}"#, "user_id: missing"),
+            (#"{"credit_id":"c","user_id":"u","units":0,"credited_at":1}"#, "units: 0 is not a positive number"),
+            (#"{"credit_id":"c","user_id":"u","credited_at":1}"#, "units: missing"),
+            (#"{"credit_id":"c","user_id":"u","units":1}"#, "credited_at: missing"),
+            (
+                #"{"credit_id":"c","transaction_id":2.000001e15}"#,
+                "transaction_id: the JSON number 2.000001e15 is not an id"
+            ),
+            (#"{"credit_id":"2.000001E+15"}"#, #"credit_id: "2.000001E+15" is a number as a spreadsheet shows it"#),
         ]
         for (json, expected) in cases {
             let object = try JSONObject.parse(Array(json.utf8))
@@ -88,10 +100,16 @@ import Testing
     }
 
     /// The oracle: the fields' text read one by one into a dictionary (what CSV and SQL rows are); the
-    /// first field of the wrong type throws.
+    /// first field of the wrong type throws, and so does an id given as a JSON number that may have lost
+    /// digits (only JSON has numbers).
     static func textRow(_ object: JSONObject, _ fields: [String]) throws -> [String: String] {
         var row: [String: String] = [:]
         for field in fields {
+            if ["order_id", "user_id", "transaction_id", "credit_id"].contains(field),
+                let problem = object.idNumberProblem(field)
+            {
+                throw RecordError(problem)
+            }
             if let value = try object.string(field) { row[field] = value }
         }
         return row

@@ -5,26 +5,33 @@ import Testing
 
 /// The optional consumption fields of a credit: what the backend saw spent, and when.
 @Suite struct CreditConsumptionTests {
+    /// The fields every credit needs.
+    static let required = ["user_id": "u-1", "units": "100", "credited_at": "1767225600000"]
+
     @Test func consumedUnitsAndTimeAreMappedWhenTheBackendTracksThem() throws {
         let credit = try BackendRowMapper.credit([
-            "credit_id": "c1", "transaction_id": "1", "units": "100", "consumed_units": "60",
+            "credit_id": "c1", "transaction_id": "1", "user_id": "u-1", "units": "100", "credited_at": "1767225600000",
+            "consumed_units": "60",
             "consumed_at": "2026-01-02T00:00:00Z",
         ])
         #expect(credit.consumedUnits == 60)
         #expect(credit.consumedAt == TimeParser.epochMillis("2026-01-02T00:00:00Z"))
-        let untracked = try BackendRowMapper.credit(["credit_id": "c2", "units": "100"])
+        let untracked = try BackendRowMapper.credit(Self.required.merging(["credit_id": "c2"]) { $1 })
         #expect(untracked.consumedUnits == nil && untracked.consumedAt == nil)
     }
 
     @Test func consumedUnitsWithoutATimeOrBelowZeroAreRecordErrorsNamingTheField() {
         #expect(throws: RecordError.self) {
-            try BackendRowMapper.credit(["credit_id": "c1", "consumed_units": "5"])
+            try BackendRowMapper.credit(Self.required.merging(["credit_id": "c1", "consumed_units": "5"]) { $1 })
         }
         #expect(throws: RecordError.self) {
-            try BackendRowMapper.credit(["credit_id": "c1", "consumed_units": "-1", "consumed_at": "1767225600000"])
+            try BackendRowMapper.credit(
+                Self.required.merging(["credit_id": "c1", "consumed_units": "-1", "consumed_at": "1767225600000"]) {
+                    $1
+                })
         }
         do {
-            _ = try BackendRowMapper.credit(["credit_id": "c1", "consumed_units": "5"])
+            _ = try BackendRowMapper.credit(Self.required.merging(["credit_id": "c1", "consumed_units": "5"]) { $1 })
         } catch {
             #expect("\(error)".contains("consumed_at"))
         }

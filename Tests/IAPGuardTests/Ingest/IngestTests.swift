@@ -118,7 +118,8 @@ import Testing
         try world.copyFixture("ingest/credits.jsonl", as: "credits.jsonl")
         let config = try world.config(sources: [
             "{name: o, kind: orders, format: csv, path: data/orders.csv}",
-            "{name: c, kind: credits, path: data/credits.jsonl}",
+            // Two of its three records are bad: without the limit lifted, that source would be in error too.
+            "{name: c, kind: credits, path: data/credits.jsonl, max_bad_share: 1}",
         ])
         let summary = try world.run(config)
         #expect(summary.errors.count == 1)
@@ -128,12 +129,12 @@ import Testing
 
     @Test func malformedRecordsAreQuarantinedWithFileLineAndReasonAndTheRestIsIngested() throws {
         let world = try IngestTestWorld()
-        let good = #"{"credit_id":"c-ok","units":1}"#
+        let good = #"{"credit_id":"c-ok","user_id":"u-1","units":1,"credited_at":1000}"#
         var bytes = Array("\(good)\n{\"credit_id\": \n\"just a string\"\n".utf8)
         bytes += [0x7B, 0x22, 0x63, 0xFF, 0xFE, 0x22, 0x7D, 0x0A]  // invalid UTF-8
-        bytes += Array(#"{"credit_id":"c-x","units":"many"}"#.utf8) + [0x0A]
+        bytes += Array(#"{"credit_id":"c-x","user_id":"u-1","units":"many","credited_at":1000}"#.utf8) + [0x0A]
         bytes += Array(repeating: UInt8(ascii: "x"), count: 10 << 20) + [0x0A]  // a 10 MB line
-        bytes += Array(#"{"credit_id":"c-last","units":2}"#.utf8) + [0x0A]
+        bytes += Array(#"{"credit_id":"c-last","user_id":"u-2","units":2,"credited_at":2000}"#.utf8) + [0x0A]
         try world.write("credits.jsonl", bytes: bytes)
         try world.write("empty.jsonl", "")
         try world.write("tx.jsonl", "eyJhbGciOiJFUzI1NiJ9.eyJ0cmFuc2FjdGlvbklkIjoiMSJ9\neyJhbGciOiJFUzI1NiJ9.!!!.abc\n")
@@ -143,7 +144,14 @@ import Testing
             "{name: t, kind: signed-transactions, path: data/tx.jsonl}",
         ])
         let summary = try world.run(config)
-        #expect(summary.errors.isEmpty)
+        // The good records are stored, and a source that is mostly (or only) bad records is in error.
+        #expect(summary.errors.count == 2, "\(summary.errors)")
+        #expect(
+            summary.errors.first?.hasPrefix(
+                "source c: 5 of 7 records (71 %) were quarantined, above the 50 % limit (max_bad_share)") == true)
+        #expect(summary.errors.first?.contains("source c: degraded source: no record has transaction_id") == true)
+        #expect(summary.errors.last?.hasPrefix("source t: no good record: all 2 records were quarantined") == true)
+        #expect(summary.warnings == ["source e: delivered 0 records (empty file: empty.jsonl)"])
         #expect(try world.rows(config, "SELECT credit_id FROM credits ORDER BY credit_id") == [["c-last"], ["c-ok"]])
         let quarantine = try world.rows(
             config, "SELECT location, reason FROM quarantine ORDER BY source_name, location")

@@ -14,6 +14,7 @@ import Testing
                 "transactionId": "\(2_000_000_000 + index)", "originalTransactionId": "\(2_000_000_000 + index)",
                 "bundleId": "com.example.coins", "productId": "com.example.coins.pack6", "environment": "Production",
                 "type": "Consumable", "quantity": 1, "signedDate": VerifyTestWorld.signedDate,
+                "purchaseDate": VerifyTestWorld.signedDate,
             ])
             let chain = index % 7 == 3 ? VerifyTestWorld.other : VerifyTestWorld.good
             let jws = try chain.sign(payload: transaction)

@@ -268,7 +268,8 @@ struct ApplePullerTests {
         let forged = try other.sign(
             payload: JSONSerialization.data(withJSONObject: [
                 "transactionId": id, "bundleId": NetworkTestWorld.bundleID, "environment": "Production",
-                "signedDate": NetworkTestWorld.t0,
+                "signedDate": NetworkTestWorld.t0, "productId": "com.example.coins.pack6",
+                "purchaseDate": NetworkTestWorld.t0,
             ]))
         world.fake.addHistory(forged, transactionID: id, environment: .production)
         world.fake.addHistory("not-a-jws", transactionID: id, environment: .production)

@@ -53,7 +53,7 @@ enum VerifyTestWorld {
         var object: [String: Any] = [
             "transactionId": "2000000123456789", "originalTransactionId": "2000000123456789",
             "bundleId": bundleID, "productId": "com.example.coins.pack1", "environment": environment,
-            "type": "Consumable", "quantity": 1,
+            "type": "Consumable", "quantity": 1, "purchaseDate": 1_700_000_000_000,
         ]
         if let signedDate { object["signedDate"] = signedDate }
         return json(object)

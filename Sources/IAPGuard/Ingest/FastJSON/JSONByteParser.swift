@@ -1,3 +1,5 @@
+import Foundation
+
 /// The strict RFC 8259 recursive-descent parser behind ``JSONDocument``: reads bytes, validates every
 /// one of them (UTF-8, escapes, the number grammar) and records the values on a flat tape. Strings and
 /// numbers are not converted here; ``JSONDocument`` does that when a field is read.
@@ -13,18 +15,25 @@
 /// - literals `true`, `false`, `null` only (no `NaN`, `Infinity`, comments or single quotes);
 /// - nesting up to ``JSONDocument/maxDepth`` (512, as `JSONSerialization`);
 /// - a trailing comma before `]` or `}` only with ``JSONDocument/Options/allowTrailingCommas``;
-/// - duplicate object keys are kept; lookups return the last one (as `JSONSerialization`).
+/// - duplicate object keys are kept and lookups return the last one (as `JSONSerialization`), unless
+///   ``JSONDocument/Options/rejectDuplicateKeys`` is set: then a key that occurs twice in one object
+///   (compared after unescaping) is an error, found while the object is parsed.
 struct JSONByteParser {
     let base: UnsafePointer<UInt8>
     let count: Int
     let allowTrailingCommas: Bool
+    let rejectDuplicateKeys: Bool
     var index = 0
     var tape: [JSONTapeEntry] = []
 
-    init(base: UnsafePointer<UInt8>, count: Int, allowTrailingCommas: Bool) {
+    /// Objects with more keys than this are checked with a hash set instead of pairwise comparison.
+    static let pairwiseKeyLimit = 24
+
+    init(base: UnsafePointer<UInt8>, count: Int, allowTrailingCommas: Bool, rejectDuplicateKeys: Bool = false) {
         self.base = base
         self.count = count
         self.allowTrailingCommas = allowTrailingCommas
+        self.rejectDuplicateKeys = rejectDuplicateKeys
         tape.reserveCapacity(Swift.max(8, count / 12))
     }
 
@@ -109,6 +118,7 @@ struct JSONByteParser {
         index += 1  // {
         skipWhitespace()
         var members: UInt32 = 0
+        var keyCheck = KeyCheck(slot: slot)
         if index < count, base[index] == UInt8(ascii: "}") {
             index += 1
         } else {
@@ -116,7 +126,11 @@ struct JSONByteParser {
                 guard index < count, base[index] == UInt8(ascii: "\"") else {
                     throw unexpected("where an object key (a string) was expected")
                 }
+                let keyStart = index
                 try parseString()
+                if rejectDuplicateKeys {
+                    try checkDuplicate(key: tape.count - 1, &keyCheck, at: keyStart)
+                }
                 skipWhitespace()
                 guard index < count, base[index] == UInt8(ascii: ":") else {
                     throw unexpected("where ':' after an object key was expected")
@@ -143,6 +157,98 @@ struct JSONByteParser {
         }
         tape[slot].start = members
         tape[slot].payload = UInt64(tape.count)
+    }
+
+    /// The duplicate-key check of one object being parsed.
+    struct KeyCheck {
+        /// The object's tape index (its earlier keys and values follow it on the tape, complete).
+        var slot: Int
+        /// Keys checked so far.
+        var count = 0
+        /// One bit per key hash seen (``keyHash(_:)``): a key whose bit is clear cannot be a duplicate.
+        var mask: UInt64 = 0
+        /// The decoded keys, once the object has more than ``pairwiseKeyLimit`` of them.
+        var seen: Set<[UInt8]>?
+    }
+
+    /// The tape indexes of the keys of the object at `slot` that come before tape index `end`.
+    func earlierKeys(of slot: Int, before end: Int) -> [Int] {
+        var keys: [Int] = []
+        var index = slot + 1
+        while index < end {
+            keys.append(index)
+            index = tape[index + 1].next(after: index + 1)
+        }
+        return keys
+    }
+
+    /// Fails when the key at tape index `key` equals an earlier key of the same object. Small objects (all
+    /// of Apple's) look the key's hash up in a 64-bit mask and compare bytes only on a hit (walking the
+    /// object's earlier members on the tape); larger ones keep a set of the decoded keys, so an object with
+    /// many keys stays linear.
+    func checkDuplicate(key: Int, _ check: inout KeyCheck, at offset: Int) throws(Failure) {
+        let entry = tape[key]
+        defer { check.count += 1 }
+        if check.seen == nil, check.count < Self.pairwiseKeyLimit {
+            let bit: UInt64 = 1 << (keyHash(entry) & 63)
+            if check.mask & bit != 0 {
+                for other in earlierKeys(of: check.slot, before: key) where sameKey(entry, tape[other]) {
+                    throw duplicateKey(entry, at: offset)
+                }
+            }
+            check.mask |= bit
+            return
+        }
+        if check.seen == nil {
+            let earlier = earlierKeys(of: check.slot, before: key)
+            var set = Set<[UInt8]>(minimumCapacity: earlier.count * 2)
+            for other in earlier { set.insert(keyBytes(tape[other])) }
+            check.seen = set
+        }
+        guard check.seen?.insert(keyBytes(entry)).inserted == true else { throw duplicateKey(entry, at: offset) }
+    }
+
+    /// A hash of a key's decoded text from its length, first and last bytes (equal keys hash equally).
+    func keyHash(_ entry: JSONTapeEntry) -> Int {
+        var length = Int(entry.payload) - Int(entry.start)
+        var first: UInt8 = 0
+        var last: UInt8 = 0
+        if entry.kind == .string {
+            if length > 0 {
+                first = base[Int(entry.start)]
+                last = base[Int(entry.payload) - 1]
+            }
+        } else {
+            let bytes = keyBytes(entry)
+            length = bytes.count
+            first = bytes.first ?? 0
+            last = bytes.last ?? 0
+        }
+        let mixed = (length &* 0x9E37) ^ (Int(first) &* 0x2D) ^ (Int(last) &* 0x61)
+        return mixed ^ (mixed >> 6)
+    }
+
+    /// Whether two key strings are the same text (escaped ones compared after decoding).
+    func sameKey(_ a: JSONTapeEntry, _ b: JSONTapeEntry) -> Bool {
+        if a.kind == .string, b.kind == .string {
+            let length = Int(a.payload) - Int(a.start)
+            guard length == Int(b.payload) - Int(b.start) else { return false }
+            return memcmp(base + Int(a.start), base + Int(b.start), length) == 0
+        }
+        return keyBytes(a) == keyBytes(b)
+    }
+
+    /// The decoded UTF-8 bytes of a key.
+    func keyBytes(_ entry: JSONTapeEntry) -> [UInt8] {
+        let raw = UnsafeBufferPointer(start: base + Int(entry.start), count: Int(entry.payload) - Int(entry.start))
+        if entry.kind == .string { return Array(raw) }
+        return Array(JSONDocument.unescape(raw).utf8)
+    }
+
+    func duplicateKey(_ entry: JSONTapeEntry, at offset: Int) -> Failure {
+        let text = String(decoding: keyBytes(entry), as: UTF8.self)
+        let shown = text.count > 60 ? String(text.prefix(60)) + "…" : text
+        return Failure("duplicate key \"\(shown)\"", offset: offset, isDuplicateKey: true)
     }
 
     mutating func parseArray(depth: Int) throws(Failure) {

@@ -8,7 +8,8 @@ import Foundation
 /// It accepts exactly what `JSONSerialization` accepts on UTF-8 input, except that it is stricter in
 /// two documented ways: without ``Options/allowTrailingCommas`` a comma before `]`/`}` is an error, and
 /// only UTF-8 is read (`JSONSerialization` also guesses UTF-16/32 from the first bytes). Duplicate keys
-/// are kept and the last one wins, as in `JSONSerialization`.
+/// are kept and the last one wins, as in `JSONSerialization`, unless ``Options/rejectDuplicateKeys`` is
+/// set (signed data: a key given twice means two things to two parsers).
 public struct JSONDocument: Sendable {
     /// Deepest nesting of arrays and objects accepted (`JSONSerialization`'s limit too).
     public static let maxDepth = 512
@@ -17,15 +18,20 @@ public struct JSONDocument: Sendable {
     public struct Options: Sendable {
         /// Accept one comma before a closing `]` or `}` (`JSONSerialization` does; RFC 8259 does not).
         public var allowTrailingCommas: Bool
+        /// Refuse an object that holds the same key twice (compared after unescaping), at any depth.
+        public var rejectDuplicateKeys: Bool
 
-        public init(allowTrailingCommas: Bool = false) {
+        public init(allowTrailingCommas: Bool = false, rejectDuplicateKeys: Bool = false) {
             self.allowTrailingCommas = allowTrailingCommas
+            self.rejectDuplicateKeys = rejectDuplicateKeys
         }
 
         /// Strict RFC 8259.
         public static let strict = Options()
         /// What `JSONSerialization` accepts on UTF-8 input: RFC 8259 plus trailing commas.
         public static let foundationCompatible = Options(allowTrailingCommas: true)
+        /// Signed data: ``foundationCompatible`` without duplicate keys.
+        public static let signed = Options(allowTrailingCommas: true, rejectDuplicateKeys: true)
     }
 
     let bytes: [UInt8]
@@ -54,7 +60,8 @@ public struct JSONDocument: Sendable {
                 return .failure(JSONParseError("unexpected end of input, expected a value", offset: 0))
             }
             var parser = JSONByteParser(
-                base: base, count: buffer.count, allowTrailingCommas: options.allowTrailingCommas)
+                base: base, count: buffer.count, allowTrailingCommas: options.allowTrailingCommas,
+                rejectDuplicateKeys: options.rejectDuplicateKeys)
             do throws(JSONParseError) {
                 try parser.parseDocument()
             } catch {

@@ -9,6 +9,9 @@ import Foundation
 ///   `JSONSerialization` reads as UTF-16 or UTF-32 (a UTF-16/32 byte order mark, or a NUL among the first
 ///   four bytes), which the parser rejects (it reads UTF-8 only);
 /// - strict mode accepts a subset of that, with the same values;
+/// - the signed-data mode (``JSONDocument/Options/signed``) accepts exactly the Foundation-compatible
+///   documents in which no object holds a key twice (checked here by comparing the decoded keys' UTF-8, not
+///   by the parser's own check), with the same values;
 /// - numbers compare as `Double` (relative difference below 1e-12: `JSONSerialization` reads long numbers
 ///   through `Decimal`), integers that fit in `Int64` exactly; booleans are never numbers.
 public enum JSONFoundationDifferential {
@@ -22,6 +25,18 @@ public enum JSONFoundationDifferential {
                 return "strict mode accepts what the Foundation-compatible mode rejects or reads differently"
             }
         }
+        let signed = try? JSONDocument.parse(bytes, options: .signed)
+        switch (compatible, signed) {
+        case (let document?, let signed?):
+            if hasDuplicateKey(document) { return "the signed mode accepts an object with a duplicate key" }
+            if signed.tape != document.tape { return "the signed mode reads differently" }
+        case (let document?, nil):
+            if !hasDuplicateKey(document) { return "the signed mode rejects a document without duplicate keys" }
+        case (nil, .some):
+            return "the signed mode accepts what the Foundation-compatible mode rejects"
+        case (nil, nil):
+            break
+        }
         switch (compatible, foundation) {
         case (let document?, let value?):
             return difference(document, 0, value, path: "$")
@@ -32,6 +47,20 @@ public enum JSONFoundationDifferential {
         case (nil, nil):
             return nil
         }
+    }
+
+    /// Whether any object of `document` holds the same (decoded) key twice.
+    static func hasDuplicateKey(_ document: JSONDocument) -> Bool {
+        for index in document.tape.indices where document.kind(index) == .object {
+            let keys = document.members(ofObject: index).map { Array(document.string(at: $0.key).utf8) }
+            if Set(keys).count != keys.count { return true }
+        }
+        return false
+    }
+
+    /// `text` without U+FEFF (which Foundation drops after an escape or at a string's start).
+    static func withoutBOM(_ text: String) -> String {
+        text.unicodeScalars.filter { $0.value != 0xFEFF }.map(String.init).joined()
     }
 
     /// Whether `JSONSerialization` would guess UTF-16 or UTF-32 for `bytes`.
@@ -46,9 +75,20 @@ public enum JSONFoundationDifferential {
             guard let map = value as? [String: Any] else { return "\(path): object vs \(type(of: value))" }
             var ours: [String: Int] = [:]
             for (key, member) in document.members(ofObject: index) { ours[document.string(at: key)] = member }
-            guard Set(ours.keys) == Set(map.keys) else { return "\(path): keys differ" }
+            var theirs = map
+            if Set(ours.keys) != Set(map.keys) {
+                // Foundation drops U+FEFF in keys as in values (see the string case): compare without it.
+                var stripped: [String: Int] = [:]
+                for (key, member) in ours { stripped[withoutBOM(key)] = member }
+                theirs = [:]
+                for (key, value) in map { theirs[withoutBOM(key)] = value }
+                guard Set(stripped.keys) == Set(theirs.keys), stripped.count == ours.count else {
+                    return "\(path): keys differ"
+                }
+                ours = stripped
+            }
             for (key, member) in ours {
-                if let problem = difference(document, member, map[key] ?? NSNull(), path: "\(path).\(key)") {
+                if let problem = difference(document, member, theirs[key] ?? NSNull(), path: "\(path).\(key)") {
                     return problem
                 }
             }
@@ -67,7 +107,6 @@ public enum JSONFoundationDifferential {
             if Array(ours.utf8) == Array(text.utf8) { return nil }
             // Foundation drops a U+FEFF that starts a string or follows an escape (it decodes those pieces
             // like a whole text and strips the "byte order mark"); RFC 8259 keeps it, and so do we.
-            let withoutBOM = { (s: String) in s.unicodeScalars.filter { $0.value != 0xFEFF }.map(String.init).joined() }
             if ours.unicodeScalars.contains(where: { $0.value == 0xFEFF }), withoutBOM(ours) == withoutBOM(text) {
                 return nil
             }

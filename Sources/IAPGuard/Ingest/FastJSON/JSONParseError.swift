@@ -6,11 +6,15 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
     public let offset: Int
     /// Whether the problem is a byte sequence that is not UTF-8 (the caller may word this one apart).
     public let isInvalidUTF8: Bool
+    /// Whether the problem is a key given twice in one object (only with
+    /// ``JSONDocument/Options/rejectDuplicateKeys``).
+    public let isDuplicateKey: Bool
 
-    public init(_ message: String, offset: Int, isInvalidUTF8: Bool = false) {
+    public init(_ message: String, offset: Int, isInvalidUTF8: Bool = false, isDuplicateKey: Bool = false) {
         self.message = message
         self.offset = offset
         self.isInvalidUTF8 = isInvalidUTF8
+        self.isDuplicateKey = isDuplicateKey
     }
 
     public var description: String { "\(message) at byte \(offset)" }

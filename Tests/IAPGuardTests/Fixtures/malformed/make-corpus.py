@@ -18,7 +18,12 @@ expect:
   rule-error      RuleSet.load reports the file with a line and the text; the good rule beside it loads
   rule-issue      the rule loads but `rules validate` reports an error with a line and the text
   trust-error     JWSVerifier.make(for:) throws a ConfigError naming the certificate file with the text
-  fx-error        FXRateFile.load throws an error naming `file:line` with the text
+  fx-error        FXRateFile.load throws an error naming `file:line` with the text (the file cannot be used)
+  fx-bad-row      FXRateFile.load keeps the good rows and reports the bad row as `file:line` with the text
+  fx-conflict     FXRateFile.load reports a conflict naming both lines (`file:L1` and `:L2`) with the text
+  partial         the file used whole as a source (format source-*): the source is in error (the run is
+                  `partial`, exit 69) with a message containing the text
+  warning         the file used whole as a source: a warning containing the text; the source is not in error
 """
 import base64
 import json
@@ -47,7 +52,8 @@ def add(fmt, name, content, expect, reason):
     ext = {
         "receipts": "jsonl", "signed": "jsonl", "notifications": "jsonl", "credits": "jsonl", "orders-jsonl": "jsonl",
         "orders-csv": "csv", "credits-csv": "csv", "orders-csv-file": "csv", "fx": "csv", "config": "yml",
-        "rules": "yaml", "trust": "der", "sqlite": "sql", "sqlite-raw": "db",
+        "rules": "yaml", "trust": "der", "sqlite": "sql", "sqlite-raw": "db", "source-orders-jsonl": "jsonl",
+        "source-orders-csv": "csv", "source-credits-csv": "csv",
     }[fmt]
     if name.endswith(".pem"):
         ext, name = "pem", name[:-4]
@@ -167,7 +173,25 @@ add("receipts", "wrapped-user-id-array", json.dumps({"response": json.loads(rece
                                                         "user_id": ["u-1"]}), "quarantine",
     "user_id: expected text, found an array")
 add("receipts", "bundle-id-number", '{"status":0,"receipt":{"bundle_id":5,"in_app":[{"transaction_id":"7003"}]}}',
-    "ok:3", "")
+    "quarantine", "receipt.bundle_id: expected text, found a number")
+# A valid response (status 0 or 21006) without its receipt would leave no sighting: it must not vanish.
+add("receipts", "receipt-missing", '{"status":0,"environment":"Production"}', "quarantine",
+    "receipt: missing (a status 0 response carries the receipt)")
+add("receipts", "receipt-null", '{"status":0,"receipt":null}', "quarantine", "receipt: missing")
+add("receipts", "receipt-text", '{"status":0,"receipt":"MIIT"}', "quarantine", "receipt: expected an object, found text")
+add("receipts", "receipt-missing-expired", '{"status":21006}', "quarantine", "receipt: missing")
+add("receipts", "in-app-missing", '{"status":0,"receipt":{"bundle_id":"com.example.coins"}}', "quarantine",
+    "receipt.in_app: missing")
+add("receipts", "in-app-null", '{"status":0,"receipt":{"bundle_id":"com.example.coins","in_app":null}}',
+    "quarantine", "receipt.in_app: missing")
+add("receipts", "in-app-text", '{"status":0,"receipt":{"bundle_id":"com.example.coins","in_app":"[]"}}',
+    "quarantine", "receipt.in_app: expected an array, found text")
+add("receipts", "bundle-id-missing", '{"status":0,"receipt":{"in_app":[{"transaction_id":"7005"}]}}', "quarantine",
+    "receipt.bundle_id: missing")
+add("receipts", "bundle-id-null", '{"status":0,"receipt":{"bundle_id":null,"in_app":[]}}', "quarantine",
+    "receipt.bundle_id: missing")
+add("receipts", "in-app-empty-ok", '{"status":0,"receipt":{"bundle_id":"com.example.coins","in_app":[]}}', "ok:2", "")
+add("receipts", "sandbox-status-without-receipt-ok", '{"status":21007,"environment":"Sandbox"}', "ok:2", "")
 add("receipts", "escaped-nul-is-text", receipt([entry(transaction_id="7004")], note="a\\u0000b"), "ok:3", "")
 
 # ---------------------------------------------------------------- signed transactions (compact JWS)
@@ -253,6 +277,54 @@ add(S, "not-jws-text", "hello world", "quarantine", "compact JWS needs 3 dot-sep
 for name, data, reason in UTF8_BAD[:7]:
     add(S, name, data, "quarantine", "invalid UTF-8")
 
+# Parser differentials: a key given twice means two things to two parsers; Apple never signs one.
+GOOD_TX_TEXT = json.dumps(tx(transactionId="8201"), separators=(",", ":"))
+add(S, "payload-duplicate-transaction-id", jwsof(H, GOOD_TX_TEXT[:-1] + ',"transactionId":"8202"}'), "quarantine",
+    'bad-format: JWS payload has a duplicate key "transactionId"')
+add(S, "payload-duplicate-key-escaped", jwsof(H, GOOD_TX_TEXT[:-1] + ',"transaction\\u0049d":"8203"}'), "quarantine",
+    'JWS payload has a duplicate key "transactionId"')
+add(S, "payload-duplicate-nested-key", jwsof(H, GOOD_TX_TEXT[:-1] + ',"extra":{"a":1,"a":2}}'), "quarantine",
+    'JWS payload has a duplicate key "a"')
+H_TEXT = json.dumps(H, separators=(",", ":"))
+add(S, "header-duplicate-alg", jwsof('{"alg":"none",' + H_TEXT[1:], tx(transactionId="8204")), "quarantine",
+    'bad-format: JWS header has a duplicate key "alg"')
+add(S, "header-duplicate-x5c", jwsof(H_TEXT[:-1] + ',"x5c":[]}', tx(transactionId="8205")), "quarantine",
+    'JWS header has a duplicate key "x5c"')
+add(S, "header-crit-unknown", jwsof(dict(H, crit=["exp"], exp=1), tx(transactionId="8206")), "quarantine",
+    "bad-format: JWS header has a crit parameter (exp)")
+add(S, "header-crit-empty", jwsof(dict(H, crit=[]), tx(transactionId="8207")), "quarantine",
+    "JWS header has a crit parameter")
+add(S, "wrapped-duplicate-info", '{"signedTransactionInfo":"a.b.c","signedTransactionInfo":"' +
+    jwsof(H, tx(transactionId="8208")) + '"}', "quarantine", 'duplicate key "signedTransactionInfo"')
+# Apple's schema is fixed: a field of the wrong JSON type is not Apple's, however well signed.
+add(S, "schema-transaction-id-number", jwsof(H, tx(transactionId=8209)), "quarantine",
+    "schema: transactionId: expected text, found a number")
+add(S, "schema-original-transaction-id-number", jwsof(H, tx(transactionId="8210", originalTransactionId=8210)),
+    "quarantine", "schema: originalTransactionId: expected text, found a number")
+add(S, "schema-purchase-date-text", jwsof(H, tx(transactionId="8211", purchaseDate="1700000000000")), "quarantine",
+    'schema: purchaseDate: expected a whole number, found "1700000000000"')
+add(S, "schema-quantity-text", jwsof(H, tx(transactionId="8212", quantity="1")), "quarantine",
+    'schema: quantity: expected a whole number, found "1"')
+add(S, "schema-price-text", jwsof(H, tx(transactionId="8213", price="4990")), "quarantine",
+    'schema: price: expected a whole number, found "4990"')
+add(S, "schema-type-number", jwsof(H, tx(transactionId="8214", type=1)), "quarantine",
+    "schema: type: expected text, found a number")
+add(S, "schema-storefront-number", jwsof(H, tx(transactionId="8215", storefront=840)), "quarantine",
+    "schema: storefront: expected text, found a number")
+add(S, "schema-app-account-token-number", jwsof(H, tx(transactionId="8216", appAccountToken=12345)), "quarantine",
+    "schema: appAccountToken: expected text, found a number")
+add(S, "schema-product-id-missing", jwsof(H, tx(transactionId="8217", productId=None)), "quarantine",
+    "schema: productId: missing")
+add(S, "schema-purchase-date-missing", jwsof(H, tx(transactionId="8218", purchaseDate=None)), "quarantine",
+    "schema: purchaseDate: missing")
+add(S, "schema-transaction-id-null", jwsof(H, tx(transactionId=None) | {"transactionId": None}), "quarantine",
+    "schema: transactionId: missing")
+# Optional fields stay optional, and a $0 offer is a real Apple price.
+add(S, "schema-optional-fields-absent-ok", jwsof(H, tx(transactionId="8219", price=None, currency=None,
+                                                      storefront=None, type=None, originalTransactionId=None)),
+    "failed", "bad-chain")
+add(S, "schema-zero-price-offer-ok", jwsof(H, tx(transactionId="8220", price=0, offerType=1)), "failed", "bad-chain")
+
 # ---------------------------------------------------------------- notifications (ASN V2)
 N = "notifications"
 NOTE = {"notificationType": "REFUND", "notificationUUID": "9a1b2c3d-0000-4000-8000-000000000001",
@@ -317,6 +389,25 @@ add(N, "alg-none", signed_payload(note(notificationUUID="9a1b2c3d-0000-4000-8000
                                   {"alg": "none", "x5c": GARBAGE_X5C}), "failed", "bad-alg")
 add(N, "garbage-x5c", signed_payload(note(notificationUUID="9a1b2c3d-0000-4000-8000-000000000003")), "failed",
     "bad-chain")
+NOTE_TEXT = json.dumps(note(notificationUUID="9a1b2c3d-0000-4000-8000-000000000004"), separators=(",", ":"))
+add(N, "payload-duplicate-type", json.dumps({"signedPayload": jwsof(H, NOTE_TEXT[:-1] + ',"notificationType":"TEST"}')}),
+    "quarantine", 'bad-format: JWS payload has a duplicate key "notificationType"')
+add(N, "payload-duplicate-in-data",
+    json.dumps({"signedPayload": jwsof(H, NOTE_TEXT.replace('"data":{', '"data":{"bundleId":"com.other",', 1))}),
+    "quarantine", 'JWS payload has a duplicate key "bundleId"')
+add(N, "nested-transaction-duplicate-key",
+    signed_payload(note(notificationUUID="9a1b2c3d-0000-4000-8000-000000000005",
+                        data_signedTransactionInfo=jwsof(H, GOOD_TX_TEXT[:-1] + ',"price":0}'))),
+    "quarantine", 'data.signedTransactionInfo: bad-format: JWS payload has a duplicate key "price"')
+add(N, "nested-transaction-schema",
+    signed_payload(note(notificationUUID="9a1b2c3d-0000-4000-8000-000000000006",
+                        data_signedTransactionInfo=jwsof(H, tx(transactionId=9003)))),
+    "quarantine", "schema: transactionId: expected text, found a number")
+add(N, "header-crit", signed_payload(note(notificationUUID="9a1b2c3d-0000-4000-8000-000000000007"),
+                                     dict(H, crit=["b64"], b64=False)), "quarantine", "JWS header has a crit parameter")
+add(N, "wrapper-duplicate-signed-payload",
+    '{"signedPayload":"a.b.c","signedPayload":' + json.dumps(jwsof(H, note())) + "}", "quarantine",
+    'duplicate key "signedPayload"')
 
 # ---------------------------------------------------------------- credits (JSON Lines)
 C = "credits"
@@ -360,6 +451,23 @@ add(C, "user-id-nul-escape", credit(user_id="u\u00001"), "quarantine", "user_id:
 add(C, "reversed-at-object", credit(reversed_at={"t": 1}), "quarantine", "reversed_at: expected text, found an object")
 add(C, "user-id-array", credit(user_id=["u-1", "u-2"]), "quarantine", "user_id: expected text, found an array")
 add(C, "fraction-of-seconds-ok", credit(credit_id="c-frac", credited_at="2026-01-01T10:00:00.123456Z"), "ok:3", "")
+add(C, "units-zero", credit(units=0), "quarantine", "units: 0 is not a positive number")
+add(C, "units-negative", credit(units="-5"), "quarantine", "units: -5 is not a positive number")
+add(C, "units-missing", credit(units=None), "quarantine", "units: missing (a credit grants units)")
+add(C, "user-id-missing", credit(user_id=None), "quarantine", "user_id: missing (a credit needs the account")
+add(C, "user-id-blank", credit(user_id="  "), "quarantine", "user_id: missing")
+add(C, "credited-at-missing", credit(credited_at=None), "quarantine", "credited_at: missing")
+add(C, "transaction-id-spreadsheet", credit(transaction_id="2.000001E+15"), "quarantine",
+    'transaction_id: "2.000001E+15" is a number as a spreadsheet shows it')
+add(C, "transaction-id-decimal", credit(transaction_id="2000000512345678.0"), "quarantine",
+    "transaction_id: \"2000000512345678.0\" is a number as a spreadsheet shows it")
+add(C, "transaction-id-number-beyond-2-53", credit(transaction_id=9007199254740993), "quarantine",
+    "transaction_id: the JSON number 9007199254740993 is beyond 2^53")
+add(C, "user-id-number-beyond-2-53", credit(user_id=12345678901234567890), "quarantine",
+    "user_id: the JSON number 12345678901234567890 is beyond 2^53")
+add(C, "transaction-id-forged-text-ok", credit(credit_id="c-forged", transaction_id="com.urus.iap.1"), "ok:3", "")
+add(C, "transaction-id-small-number-ok", credit(credit_id="c-num", transaction_id=2000000512345), "ok:3", "")
+add(C, "sandbox-transaction-id-ok", credit(credit_id="c-sb", transaction_id="2000000000000001"), "ok:3", "")
 
 # ---------------------------------------------------------------- orders (JSON Lines)
 O = "orders-jsonl"
@@ -386,6 +494,18 @@ add(O, "created-at-bad", order(created_at="01/02/2026"), "quarantine", "created_
 add(O, "price-boolean", order(price=False), "quarantine", "price: expected text, found a boolean")
 add(O, "status-object", order(status={"s": 1}), "quarantine", "status: expected text, found an object")
 add(O, "number-price-ok", order(order_id="o-num", price=4.99), "ok:3", "")
+add(O, "price-zero", order(price="0.00"), "quarantine", "price: 0.00 is not a positive price")
+add(O, "price-negative", order(price="-4.99"), "quarantine", "price: -4.99 is not a positive price")
+add(O, "price-milli-zero", order(price_milli=0), "quarantine", "price_milli: 0 is not a positive price")
+add(O, "quantity-zero", order(quantity=0), "quarantine", "quantity: 0 is not a positive number")
+add(O, "quantity-negative", order(quantity=-1), "quarantine", "quantity: -1 is not a positive number")
+add(O, "created-at-missing", order(created_at=None), "quarantine", "created_at: missing (an order has a creation time)")
+add(O, "transaction-id-spreadsheet", order(transaction_id="2.000001E+15"), "quarantine",
+    "transaction_id: \"2.000001E+15\" is a number as a spreadsheet shows it")
+add(O, "order-id-number-beyond-2-53", order(order_id=90071992547409931), "quarantine",
+    "order_id: the JSON number 90071992547409931 is beyond 2^53")
+add(O, "order-id-fraction-number", order(order_id=1.5), "quarantine", "order_id: the JSON number 1.5 is not an id")
+add(O, "optional-fields-absent-ok", json.dumps({"order_id": "o-min", "created_at": 1767225600000}), "ok:3", "")
 
 # ---------------------------------------------------------------- orders (CSV rows between good rows)
 R = "orders-csv"
@@ -432,6 +552,12 @@ add(R, "only-commas", ",,,,,", "quarantine", "order_id: missing")
 add(R, "quoted-newline-ok", 'o-nl,"u-\n1",com.example.coins.pack6,4.99,USD,2026-01-01', "ok:3", "")
 add(R, "escaped-quotes-ok", 'o-q,"u ""one""",com.example.coins.pack6,4.99,USD,2026-01-01', "ok:3", "")
 add(R, "bom-mid-file", b"\xef\xbb\xbfo-bom,u-1,com.example.coins.pack6,4.99,USD,2026-01-01", "ok:3", "")
+add(R, "price-zero", "o-bad,u-1,com.example.coins.pack6,0,USD,2026-01-01", "quarantine",
+    "price: 0 is not a positive price")
+add(R, "created-at-empty", "o-bad,u-1,com.example.coins.pack6,4.99,USD,", "quarantine", "created_at: missing")
+add(R, "user-id-spreadsheet", "o-bad,2.00001E+11,com.example.coins.pack6,4.99,USD,2026-01-01", "quarantine",
+    "user_id: \"2.00001E+11\" is a number as a spreadsheet shows it")
+add(R, "quoted-cr-lf-ok", 'o-crlf,"u-\r\n1",com.example.coins.pack6,4.99,USD,2026-01-01', "ok:3", "")
 
 CC = "credits-csv"
 add(CC, "units-text", "c-bad,1,u-1,lots,2026-01-01", "quarantine", "units: expected a whole number, found \"lots\"")
@@ -440,6 +566,11 @@ add(CC, "credited-at-bad", "c-bad,1,u-1,5,2026-1-1", "quarantine", "credited_at:
 add(CC, "credit-id-missing", ",1,u-1,5,2026-01-01", "quarantine", "credit_id: missing")
 add(CC, "too-few-fields", "c-bad", "quarantine", "expected 5 fields as in the header, found 1")
 add(CC, "unterminated-quote", '"c-bad,1,u-1,5,2026-01-01', "quarantine", "unterminated quoted field")
+add(CC, "units-zero", "c-bad,1,u-1,0,2026-01-01", "quarantine", "units: 0 is not a positive number")
+add(CC, "transaction-id-spreadsheet", "c-bad,2.000001E+15,u-1,5,2026-01-01", "quarantine",
+    "transaction_id: \"2.000001E+15\" is a number as a spreadsheet shows it")
+add(CC, "user-id-empty", "c-bad,1,,5,2026-01-01", "quarantine", "user_id: missing")
+add(CC, "credited-at-empty", "c-bad,1,u-1,5,", "quarantine", "credited_at: missing")
 
 # ---------------------------------------------------------------- orders CSV whole files
 F = "orders-csv-file"
@@ -469,22 +600,34 @@ add(F, "header-invalid-utf8", b"order_id,us\xffer\n" + ROW1.encode() + b"\n", "s
 add(F, "header-unterminated-quote", '"order_id,user_id\n' + ROW1 + "\n", "source-error",
     "the header row cannot be read: unterminated quoted field")
 add(F, "duplicate-order-rows", HEADER + "\n" + ROW1 + "\n" + ROW1 + "\n" + ROW2 + "\n", "ok:2", "")
+add(F, "duplicate-header-name", "order_id,user_id,order_id,price,currency,created_at\n" + ROW1 + "\n", "source-error",
+    "input.csv:1: the header names order_id twice (columns 1 and 3)")
+add(F, "duplicate-header-name-case", "order_id,USER_ID,user_id,price,currency,created_at\n" + ROW1 + "\n",
+    "source-error", "the header names user_id twice (columns 2 and 3)")
+add(F, "lone-cr-in-unquoted-field", HEADER + "\n" + ROW1 + "\n" + "o-3,u-3,com.example.coins.pack6,4.99,USD,2026-01-0\r3" +
+    "\n" + ROW2 + "\n", "source-error", "input.csv:3: a lone carriage return (CR) outside quotes")
+add(F, "trailing-cr-at-end-ok", HEADER + "\n" + ROW1 + "\n" + ROW2 + "\r", "ok:2", "")
 
 # ---------------------------------------------------------------- FX rate files
 X = "fx"
 add(X, "wrong-header", "day,code,rate\n2026-01-01,USD,1.1\n", "fx-error", ":1: expected the header date,currency,per_eur")
-add(X, "bad-date", "date,currency,per_eur\n2026-01-01,USD,1.1\n01.02.2026,USD,1.1\n", "fx-error",
+# One bad row is quarantined; the good rows are kept and the report names what lacks a rate.
+add(X, "bad-date", "date,currency,per_eur\n2026-01-01,USD,1.1\n01.02.2026,USD,1.1\n", "fx-bad-row",
     ":3: expected YYYY-MM-DD,CUR,rate")
-add(X, "rate-text", "date,currency,per_eur\n2026-01-01,USD,one\n", "fx-error", ":2: expected YYYY-MM-DD,CUR,rate")
-add(X, "rate-zero", "date,currency,per_eur\n2026-01-01,USD,0\n", "fx-error", ":2: expected YYYY-MM-DD,CUR,rate")
-add(X, "rate-negative", "date,currency,per_eur\n2026-01-01,USD,-1.1\n", "fx-error", ":2: expected YYYY-MM-DD,CUR,rate")
-add(X, "rate-infinite", "date,currency,per_eur\n2026-01-01,USD,inf\n", "fx-error", ":2: expected YYYY-MM-DD,CUR,rate")
-add(X, "rate-nan", "date,currency,per_eur\n2026-01-01,USD,nan\n", "fx-error", ":2: expected YYYY-MM-DD,CUR,rate")
-add(X, "currency-empty", "date,currency,per_eur\n2026-01-01,,1.1\n", "fx-error", ":2: expected YYYY-MM-DD,CUR,rate")
-add(X, "too-few-fields", "date,currency,per_eur\n2026-01-01,USD\n", "fx-error", ":2: expected YYYY-MM-DD,CUR,rate")
-add(X, "unterminated-quote", 'date,currency,per_eur\n2026-01-01,"USD,1.1\n', "fx-error", ":2: unterminated quoted field")
-add(X, "invalid-utf8", b"date,currency,per_eur\n2026-01-01,US\xff,1.1\n", "fx-error", ":2: invalid UTF-8 in field 2")
+add(X, "rate-text", "date,currency,per_eur\n2026-01-01,USD,one\n2026-01-01,GBP,0.8\n", "fx-bad-row",
+    ":2: expected YYYY-MM-DD,CUR,rate")
+add(X, "rate-zero", "date,currency,per_eur\n2026-01-01,USD,0\n", "fx-bad-row", ":2: expected YYYY-MM-DD,CUR,rate")
+add(X, "rate-negative", "date,currency,per_eur\n2026-01-01,USD,-1.1\n", "fx-bad-row", ":2: expected YYYY-MM-DD,CUR,rate")
+add(X, "rate-infinite", "date,currency,per_eur\n2026-01-01,USD,inf\n", "fx-bad-row", ":2: expected YYYY-MM-DD,CUR,rate")
+add(X, "rate-nan", "date,currency,per_eur\n2026-01-01,USD,nan\n", "fx-bad-row", ":2: expected YYYY-MM-DD,CUR,rate")
+add(X, "currency-empty", "date,currency,per_eur\n2026-01-01,,1.1\n", "fx-bad-row", ":2: expected YYYY-MM-DD,CUR,rate")
+add(X, "too-few-fields", "date,currency,per_eur\n2026-01-01,USD\n", "fx-bad-row", ":2: expected YYYY-MM-DD,CUR,rate")
+add(X, "unterminated-quote", 'date,currency,per_eur\n2026-01-01,"USD,1.1\n', "fx-bad-row", ":2: unterminated quoted field")
+add(X, "invalid-utf8", b"date,currency,per_eur\n2026-01-01,US\xff,1.1\n", "fx-bad-row", ":2: invalid UTF-8 in field 2")
 add(X, "bom-header-ok", "\ufeffdate,currency,per_eur\n2026-01-01,USD,1.1\n", "ok:1", "")
+add(X, "same-rate-twice-ok", "date,currency,per_eur\n2026-01-01,USD,1.1\n2026-01-01,USD,1.10\n", "ok:1", "")
+add(X, "conflicting-rates", "date,currency,per_eur\n2026-01-01,USD,1.1\n2026-01-02,USD,1.2\n2026-01-01,USD,1.3\n",
+    "fx-conflict", ":2 and :4 give USD on 2026-01-01 two rates (1.1 and 1.3)")
 
 # ---------------------------------------------------------------- config files
 G = "config"
@@ -571,6 +714,16 @@ config(APP + "sources:\n  - {name: r, kind: receipts, format: csv, path: r}\n", 
        "sources[0].format: receipts sources are JSON Lines only", "source-receipts-csv")
 config(APP + "sources:\n  - {name: o, kind: orders, format: sqlite, path: b.db}\n", "config-error",
        "sources[0].query: a sqlite source needs a query", "source-sqlite-no-query")
+config(APP + "sources:\n  - {name: o, kind: orders, format: csv, path: o.csv, max_bad_share: 2}\n", "config-error",
+       "sources[0].max_bad_share: expected a number above 0 and at most 1", "source-max-bad-share-above-one")
+config(APP + "sources:\n  - {name: o, kind: orders, format: csv, path: o.csv, max_bad_share: 0}\n", "config-error",
+       "sources[0].max_bad_share: expected a number above 0", "source-max-bad-share-zero")
+config(APP + "sources:\n  - {name: o, kind: orders, format: csv, path: o.csv, min_records: 0}\n", "config-error",
+       "sources[0].min_records: expected a whole number", "source-min-records-zero")
+config(APP + "sources:\n  - {name: o, kind: orders, format: csv, path: o.csv, absent_columns: [order_id]}\n",
+       "config-error", "sources[0].absent_columns[0]: 'order_id' is not a field the rules need", "source-absent-key-column")
+config(APP + "sources:\n  - {name: c, kind: credits, path: c.jsonl, absent_columns: [user_id]}\n",
+       "config-error", "'user_id' is not a field the rules need from credits sources", "source-absent-required-field")
 config(APP + "sources:\n  - {name: o, kind: orders, path: a}\n  - {name: o, kind: credits, path: b}\n", "config-error",
        "the source name 'o' is used twice", "source-duplicate-name")
 config(APP + "sources:\n  - {name: o, kind: orders, path: a, columns: 3}\n", "config-error",
@@ -691,10 +844,45 @@ add(Q, "bad-time-row", f"-- query: {GOODQ}\n{TABLE}"
     "created_at: expected epoch milliseconds")
 add(Q, "blob-order-id", f"-- query: {GOODQ}\n{TABLE}"
     "INSERT INTO orders VALUES (x'00ff', 'u-1', 'p', '1.00', '2026-01-01');\n", "quarantine@row 2",
-    "order_id: missing")
+    "order_id: invalid UTF-8 or a NUL byte in the database's text")
+add(Q, "text-invalid-utf8", f"-- query: {GOODQ}\n{TABLE}"
+    "INSERT INTO orders VALUES ('o-2', CAST(x'752dff' AS TEXT), 'p', '1.00', '2026-01-01');\n", "quarantine@row 2",
+    "user_id: invalid UTF-8 or a NUL byte in the database's text")
+add(Q, "text-with-nul", f"-- query: {GOODQ}\n{TABLE}"
+    "INSERT INTO orders VALUES ('o-2', CAST(x'750031' AS TEXT), 'p', '1.00', '2026-01-01');\n", "quarantine@row 2",
+    "user_id: invalid UTF-8 or a NUL byte in the database's text")
 add(Q, "write-statement", f"-- query: DELETE FROM orders\n{TABLE}", "source-error", "the configured query failed")
 add("sqlite-raw", "not-a-db", "order_id,user_id\no-1,u-1\n", "source-error", "file is not a database")
 add("sqlite-raw", "truncated-header", b"SQLite format 3\x00\x10\x00", "source-error", "file is not a database")
+
+# ---------------------------------------------------------------- whole sources (a broken export must not look like a quiet day)
+OJ = "source-orders-jsonl"
+GOOD_ORDERS = [order(order_id=f"o-{i}", transaction_id=str(2000000000000000 + i)) for i in range(1, 5)]
+add(OJ, "cr-only-line-ends", "\r".join(GOOD_ORDERS) + "\r", "partial", "no good record")
+add(OJ, "whole-json-array", "[\n" + ",\n".join(GOOD_ORDERS) + "\n]\n", "partial", "above the 50 % limit")
+add(OJ, "pretty-printed-objects", json.dumps(json.loads(GOOD_ORDERS[0]), indent=2) + "\n", "partial", "no good record")
+add(OJ, "one-bad-of-four-ok", "\n".join(GOOD_ORDERS[:3] + ["{"]) + "\n", "ok:3", "")
+add(OJ, "missing-user-id-everywhere",
+    "\n".join(json.dumps({k: v for k, v in json.loads(o).items() if k != "user_id"}) for o in GOOD_ORDERS) + "\n",
+    "partial", "no record has user_id")
+add(OJ, "missing-price-and-currency",
+    "\n".join(json.dumps({k: v for k, v in json.loads(o).items() if k not in ("price", "currency")})
+              for o in GOOD_ORDERS) + "\n", "partial", "no record has price")
+add(OJ, "empty-file", "", "warning", "delivered 0 records")
+OC = "source-orders-csv"
+add(OC, "lone-cr", HEADER + ",transaction_id\n" + ROW1 + ",1\no-3,u-3,com.example.coins.pack6,4.99,USD,2026-01-03\r_000000009,3\n",
+    "partial", "lone carriage return")
+add(OC, "missing-transaction-id-column", HEADER + "\n" + ROW1 + "\n" + ROW2 + "\n", "partial",
+    "no record has transaction_id")
+add(OC, "all-rows-bad", HEADER + ",transaction_id\no-1,u-1,p,free,USD,2026-01-01,1\no-2,u-2,p,gratis,USD,2026-01-01,2\n",
+    "partial", "no good record")
+add(OC, "good-export-ok", HEADER + ",transaction_id\n" + ROW1 + ",1\n" + ROW2 + ",2\n", "ok:2", "")
+add(OC, "header-only-first-delivery-ok", HEADER + ",transaction_id\n", "ok:0", "")
+CCS = "source-credits-csv"
+add(CCS, "missing-units-column", "credit_id,transaction_id,user_id,credited_at\nc-1,1,u-1,2026-01-01\n", "partial",
+    "no good record")
+add(CCS, "missing-user-id-column", "credit_id,transaction_id,units,credited_at\nc-1,1,5,2026-01-01\n", "partial",
+    "no good record")
 
 # ---------------------------------------------------------------- write the manifest
 with open(os.path.join(HERE, "cases.tsv"), "w") as f:

@@ -1,0 +1,129 @@
+/// What one run read from one source, judged as a delivery: a broken export (every record bad, most of them
+/// bad, a column the rules need missing everywhere, too few records) is a source error, an empty delivery a
+/// warning. See docs/data-contract.md, *When a source is partial*.
+///
+/// It only counts: the ingestor hands it every batch and every file it read, in order, and ``verdict`` turns
+/// the counts into messages.
+public struct SourceHealth: Sendable {
+    /// One file (or database) the ingest read in this run.
+    public struct Delivery: Sendable {
+        /// The file's name.
+        public var name: String
+        /// Its size in bytes (`nil` for databases).
+        public var bytes: Int64?
+        /// Records it yielded, good and bad.
+        public var records: Int
+        /// A CSV file with a header row and no record.
+        public var headerOnly: Bool
+
+        public init(name: String, bytes: Int64?, records: Int, headerOnly: Bool) {
+            self.name = name
+            self.bytes = bytes
+            self.records = records
+            self.headerOnly = headerOnly
+        }
+    }
+
+    /// Optional fields of orders and credits that rules depend on, by source kind: a source where no record
+    /// carries one of them is degraded (unless the config declares the field absent on purpose). A credit's
+    /// `user_id` and `units` are required in every record, so their absence already quarantines it.
+    public static func fieldsRulesNeed(_ kind: Config.Source.Kind) -> [String] {
+        switch kind {
+        case .orders: return ["user_id", "transaction_id", "price", "currency"]
+        case .credits: return ["transaction_id"]
+        default: return []
+        }
+    }
+
+    public let source: Config.Source
+    /// Records kept (sightings, notifications, orders, credits) and records quarantined in this run.
+    public private(set) var good = 0
+    public private(set) var bad = 0
+    /// The first quarantined record: `location: reason`.
+    public private(set) var firstBad: String?
+    /// Files or databases read in this run (unchanged files are skipped and not counted).
+    public private(set) var deliveries: [Delivery] = []
+    /// Whether the source was read at all in this run (a database or server source always is).
+    public private(set) var wasRead = false
+    /// Per field the rules need: how many good records carried it.
+    private var present: [String: Int] = [:]
+
+    public init(source: Config.Source) {
+        self.source = source
+    }
+
+    /// Counts one batch the ingest produced.
+    public mutating func observe(_ batch: IngestBatch) {
+        wasRead = true
+        good += batch.sightings.count + batch.notifications.count + batch.orders.count + batch.credits.count
+        bad += batch.quarantined.count
+        if firstBad == nil, let first = batch.quarantined.first {
+            firstBad = "\(first.location): \(first.reason)"
+        }
+        for (order, _, _) in batch.orders {
+            if order.userID != nil { present["user_id", default: 0] += 1 }
+            if order.transactionID != nil { present["transaction_id", default: 0] += 1 }
+            if order.price != nil { present["price", default: 0] += 1 }
+            if order.currency != nil { present["currency", default: 0] += 1 }
+        }
+        for (credit, _, _) in batch.credits where credit.transactionID != nil {
+            present["transaction_id", default: 0] += 1
+        }
+    }
+
+    /// Notes that the source was read (a server source, whose empty answer yields no batch).
+    public mutating func markRead() {
+        wasRead = true
+    }
+
+    /// Whether ``verdict(hadEarlierRecords:)`` needs to know about earlier records (an empty delivery).
+    public var needsEarlierRecords: Bool {
+        wasRead && good + bad == 0
+    }
+
+    /// Notes one file the ingest read.
+    public mutating func delivered(_ delivery: Delivery) {
+        wasRead = true
+        deliveries.append(delivery)
+    }
+
+    /// The source errors (each makes the run `partial`) and warnings of this run's delivery.
+    /// `hadEarlierRecords`: the store held records of this source before the run.
+    public func verdict(hadEarlierRecords: Bool) -> (errors: [String], warnings: [String]) {
+        var errors: [String] = []
+        var warnings: [String] = []
+        let total = good + bad
+        let first = firstBad.map { " (first: \($0))" } ?? ""
+        if good == 0, bad > 0 {
+            errors.append("no good record: all \(bad) records were quarantined\(first)")
+        } else if total > 0, Double(bad) > source.maxBadShare * Double(total) {
+            let percent = Int((Double(bad) * 100 / Double(total)).rounded())
+            let limit = Int((source.maxBadShare * 100).rounded())
+            errors.append(
+                "\(bad) of \(total) records (\(percent) %) were quarantined, above the \(limit) % limit (max_bad_share)\(first)"
+            )
+        }
+        if good > 0 {
+            for field in Self.fieldsRulesNeed(source.kind)
+            where present[field, default: 0] == 0 && !source.absentColumns.contains(field) {
+                errors.append(
+                    "degraded source: no record has \(field) (the column is missing or always empty); rules that "
+                        + "need it cannot judge these records (list it in absent_columns if that is on purpose)")
+            }
+        }
+        if wasRead, total == 0 {
+            let empty = deliveries.filter { $0.bytes == 0 }.map(\.name)
+            let headerOnly = deliveries.filter(\.headerOnly).map(\.name)
+            if !empty.isEmpty {
+                warnings.append("delivered 0 records (empty file: \(empty.joined(separator: ", ")))")
+            } else if hadEarlierRecords {
+                let detail = headerOnly.isEmpty ? "" : "header only: \(headerOnly.joined(separator: ", ")); "
+                warnings.append("delivered 0 records (\(detail)earlier runs had records)")
+            }
+        }
+        if let minimum = source.minRecords, wasRead, good < minimum {
+            errors.append("delivered \(good) records, fewer than min_records (\(minimum))")
+        }
+        return (errors, warnings)
+    }
+}
