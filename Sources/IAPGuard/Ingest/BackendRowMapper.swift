@@ -80,6 +80,8 @@ public enum BackendRowMapper {
             case .createdAt: "created_at"
             }
         }
+
+        var isID: Bool { self == .userID }
     }
 
     /// Maps one account row.

@@ -299,6 +299,7 @@ public struct Pipeline {
         case .credits: view = "credits"
         case .notifications: view = "notifications"
         case .receipts, .signedTransactions: view = "sightings"
+        case .users: view = "users"
         }
         return try !store.connection.query(
             "SELECT 1 FROM \(view) WHERE source_name = ? LIMIT 1", [.text(source.name)]
