@@ -1,7 +1,28 @@
 import Foundation
 
-/// Reads ECB-style FX rate CSVs: `date,currency,per_eur` (units of the currency per 1 EUR).
+/// Reads FX rate CSVs in units of the currency per 1 EUR, in either layout (told apart by the header):
+/// - long: `date,currency,per_eur`, one rate per row;
+/// - wide, the ECB's own `eurofxref-hist.csv` as downloaded: `Date,USD,JPY,…`, one day per row and one
+///   currency per column, newest first, `N/A` (or an empty cell) where the ECB has no rate, and the trailing
+///   comma the ECB puts at the end of every line.
 public enum FXRateFile {
+    /// The two layouts.
+    enum Layout: Equatable {
+        case long
+        /// The currency of each column after the date (`nil` for the empty column a trailing comma makes).
+        case wide([String?])
+    }
+
+    /// The layout a header announces, or `nil` when it is neither.
+    static func layout(of header: [String]) -> Layout? {
+        if header == ["date", "currency", "per_eur"] { return .long }
+        guard header.first == "date", header.count > 1 else { return nil }
+        var columns: [String?] = header.dropFirst().map { $0.isEmpty ? nil : $0.uppercased() }
+        while columns.last == .some(nil) { columns.removeLast() }
+        guard !columns.isEmpty, columns.allSatisfy({ $0.map(isCurrencyCode) ?? false }) else { return nil }
+        return .wide(columns)
+    }
+
     /// What ``read(_:source:)`` found: the usable rates, the rows it could not use and the conflicts.
     public struct Contents: Sendable {
         /// The rates to load (a conflicting currency and day is left out).
@@ -36,6 +57,7 @@ public enum FXRateFile {
         // (currency, day) → (line, rate text, rate), the first row seen.
         var seen: [String: (line: Int, text: String, rate: Double)] = [:]
         var conflicted: Set<String> = []
+        var layout: Layout?
         func bad(_ line: Int, _ reason: String, _ raw: [UInt8], lacking: String?) {
             contents.badRows.append(
                 QuarantinedRecord(
@@ -43,6 +65,22 @@ public enum FXRateFile {
                     rawExcerpt: String(decoding: raw.prefix(4096), as: UTF8.self), rawHash: Hashing.sha256Hex(Data(raw))
                 ))
             contents.lacking.append(lacking ?? "\(name):\(line)")
+        }
+        /// Takes one rate; a second, different rate for the same currency and day is a conflict.
+        func accept(_ currency: String, _ day: Int64, _ text: String, _ rate: Double, line: Int) {
+            let key = "\(currency) on \(TimeParser.iso8601(day).prefix(10))"
+            if let first = seen[key] {
+                if first.rate != rate, !conflicted.contains(key) {
+                    conflicted.insert(key)
+                    contents.conflicts.append(
+                        "\(name):\(first.line) and :\(line) give \(key) two rates (\(first.text) and \(text)); neither is used"
+                    )
+                    contents.lacking.append(key)
+                }
+                return
+            }
+            seen[key] = (line, text, rate)
+            contents.rates.append(ReferenceData.FXRate(currency: currency, rateDate: day, perEUR: rate, source: source))
         }
         try CSVReader(url: url).forEachRecord { result in
             guard failure == nil else { return }
@@ -55,15 +93,52 @@ public enum FXRateFile {
                 bad(error.line, error.message, error.raw, lacking: nil)
             case .success(let record):
                 guard let columns = header else {
-                    header = record.fields.map { $0.lowercased().trimmingCharacters(in: .whitespaces) }
-                    if header != ["date", "currency", "per_eur"] {
+                    let names = record.fields.map { $0.lowercased().trimmingCharacters(in: .whitespaces) }
+                    header = names
+                    layout = Self.layout(of: names)
+                    if layout == nil {
                         failure = SourceError(
-                            source: "fx_rates", message: "\(name):1: expected the header date,currency,per_eur")
+                            source: "fx_rates",
+                            message:
+                                "\(name):1: expected the header date,currency,per_eur or the ECB's Date,USD,JPY,… layout"
+                        )
                     }
                     return
                 }
                 let fields = record.fields.map { $0.trimmingCharacters(in: .whitespaces) }
                 let raw = Array(record.fields.joined(separator: ",").utf8)
+                if case .wide(let currencies) = layout {
+                    let dayText = fields.first ?? ""
+                    // Cells past the last currency may only be the empty ones a trailing comma leaves.
+                    guard fields.count > currencies.count, fields.dropFirst(currencies.count + 1).allSatisfy(\.isEmpty),
+                        let day = TimeParser.rfc3339(dayText)
+                    else {
+                        bad(
+                            record.line, "expected YYYY-MM-DD and one rate (or N/A) per currency of the header", raw,
+                            lacking: nil)
+                        return
+                    }
+                    // The good cells of a row are used; the row is quarantined once, naming each bad cell.
+                    var problems: [String] = []
+                    var lacking: [String] = []
+                    for (index, currency) in currencies.enumerated() {
+                        guard let currency else { continue }
+                        let cell = fields[index + 1]
+                        if cell.isEmpty || cell.uppercased() == "N/A" { continue }
+                        guard let rate = Double(cell), rate.isFinite, rate > 0 else {
+                            problems.append(
+                                "\(currency): expected a positive rate or N/A, found \"\(cell.prefix(40))\"")
+                            lacking.append("\(currency) on \(dayText)")
+                            continue
+                        }
+                        accept(currency, day, cell, rate, line: record.line)
+                    }
+                    if !problems.isEmpty {
+                        bad(record.line, problems.joined(separator: "; "), raw, lacking: lacking.first)
+                        contents.lacking += lacking.dropFirst()
+                    }
+                    return
+                }
                 let dayText = fields.first ?? ""
                 let currency = fields.count > 1 ? fields[1].uppercased() : ""
                 let known = TimeParser.rfc3339(dayText) != nil && Self.isCurrencyCode(currency)
@@ -76,20 +151,7 @@ public enum FXRateFile {
                         lacking: known ? "\(currency) on \(dayText)" : nil)
                     return
                 }
-                let key = "\(currency) on \(TimeParser.iso8601(day).prefix(10))"
-                if let first = seen[key] {
-                    if first.rate != rate, !conflicted.contains(key) {
-                        conflicted.insert(key)
-                        contents.conflicts.append(
-                            "\(name):\(first.line) and :\(record.line) give \(key) two rates (\(first.text) and \(fields[2])); neither is used"
-                        )
-                        contents.lacking.append(key)
-                    }
-                    return
-                }
-                seen[key] = (record.line, fields[2], rate)
-                contents.rates.append(
-                    ReferenceData.FXRate(currency: currency, rateDate: day, perEUR: rate, source: source))
+                accept(currency, day, fields[2], rate, line: record.line)
             }
         }
         if let failure { throw failure }

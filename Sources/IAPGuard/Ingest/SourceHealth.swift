@@ -55,7 +55,9 @@ public struct SourceHealth: Sendable {
     /// Counts one batch the ingest produced.
     public mutating func observe(_ batch: IngestBatch) {
         wasRead = true
-        good += batch.sightings.count + batch.notifications.count + batch.orders.count + batch.credits.count
+        good +=
+            batch.sightings.count + batch.notifications.count + batch.orders.count + batch.credits.count
+            + batch.users.count
         bad += batch.quarantined.count
         if firstBad == nil, let first = batch.quarantined.first {
             firstBad = "\(first.location): \(first.reason)"

@@ -365,7 +365,7 @@ import Testing
         let config = try world.config(
             environments: "[Production]", maxCalls: nil,
             sources: [
-                "{name: orders, kind: orders, path: data/orders.csv}",
+                "{name: orders, kind: orders, format: csv, path: data/orders.csv, absent_columns: [price, currency]}",
                 "{name: credits, kind: credits, path: data/credits.jsonl}",
             ], lookbackDays: nil)
         let pipeline = Pipeline(config: config, verifier: try world.verifier(config), logger: world.logger)
