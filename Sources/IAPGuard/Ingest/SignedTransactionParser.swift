@@ -73,6 +73,7 @@ public struct SignedTransactionParser: Sendable {
         t.revocationType = try p.string("revocationType")
         t.revocationPercentage = try p.int64("revocationPercentage")
         t.signedDate = try p.int64("signedDate")
+        t.appTransactionID = try p.string("appTransactionId")
         return t
     }
 }
