@@ -177,6 +177,41 @@ import Testing
         #expect(try Self.stored(store) == Self.expected)
     }
 
+    @Test func anAppTransactionIDLooksUpThatAppleAccountsTransactionsAcrossAccounts() throws {
+        let store = try SQLiteStore(path: ":memory:")
+        try store.migrate()
+        var batch = IngestBatch()
+        for (index, user) in ["u-owner", "u-farm-1", "u-farm-2"].enumerated() {
+            var s = Self.sighting("farm \(index)", appTransactionID: Self.appTransactionID, signed: 1000)
+            s.transaction.transactionID = "720000000000000\(index)"
+            s.transaction.originalTransactionID = s.transaction.transactionID
+            s.transaction.purchaseDate = 1_780_000_000_000 + Int64(index) * 60_000
+            batch.sightings.append(s)
+            var c = Credit(creditID: "c-\(index)")
+            c.transactionID = s.transaction.transactionID
+            c.userID = user
+            c.creditedAt = s.transaction.purchaseDate
+            batch.credits.append((c, "credits", "credits.csv:\(index + 2)"))
+        }
+        var other = Self.sighting("other account", appTransactionID: "704289572399999999", signed: 1000)
+        other.transaction.transactionID = "7200000000000009"
+        other.transaction.originalTransactionID = "7200000000000009"
+        batch.sightings.append(other)
+        try RefundReversalTests.write([batch], to: store)
+        let service = LookupService(store: store, now: 1_780_100_000_000)
+        let result = try service.lookup(try LookupQuery(id: Self.appTransactionID, kind: .appTransaction))
+        #expect(result.query.matches.map(\.kind) == [.appTransaction])
+        #expect(
+            result.evidence.transactions.map(\.transactionID) == [
+                "7200000000000000", "7200000000000001", "7200000000000002",
+            ])
+        #expect(result.evidence.transactions.allSatisfy { $0.appTransactionID == Self.appTransactionID })
+        #expect(Set(result.evidence.credits.compactMap(\.userID)) == ["u-owner", "u-farm-1", "u-farm-2"])
+        // Without --kind the id is found as an app transaction id too.
+        let guessed = try service.lookup(try LookupQuery(id: Self.appTransactionID))
+        #expect(guessed.query.matches.map(\.kind) == [.appTransaction])
+    }
+
     @Test func aFamilyRevokeIsARevokeEventNeverARefund() throws {
         let store = try SQLiteStore(path: ":memory:")
         try store.migrate()
