@@ -1007,7 +1007,7 @@ extension UserSimulator {
     }
 
     /// The user's device handed to a sibling once: the sibling's new account buys on the same Apple Account
-    /// days later. Two accounts, never a farm.
+    /// days after the user's own purchase. Two accounts, never a farm.
     func handedOverDevice(_ slot: Int) throws {
         try runNormal()
         let sibling = helper(slot, 0)
@@ -1017,9 +1017,6 @@ extension UserSimulator {
         let first = try buy(
             C.pack550, at: at, channel: .jws, storefront: user.home, buyer: sibling, userCountry: user.home.code,
             noise: false, appleAccount: user)
-        _ = try buy(
-            C.pack1200, at: at + rng.int64(WorldTime.hour...WorldTime.day), channel: .jws, storefront: user.home,
-            buyer: sibling, userCountry: user.home.code, noise: false, appleAccount: user)
         try truth(
             truthFor(
                 .handedOverDevice, "IAP-021", hit: false, tx: first.tx, order: first.order, user: sibling,

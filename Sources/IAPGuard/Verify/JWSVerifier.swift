@@ -71,8 +71,8 @@ public final class JWSVerifier: Sendable {
     }
 
     /// Verifies a notification and, each on its own, its nested `data.signedTransactionInfo`,
-    /// `data.signedRenewalInfo` and `appData.signedAppTransactionInfo`. The overall outcome is the notification's own failure if it fails,
-    /// else `nested-failed` if a nested payload fails, else verified.
+    /// `data.signedRenewalInfo` and `appData.signedAppTransactionInfo`. The overall outcome is the
+    /// notification's own failure if it fails, else `nested-failed` if a nested payload fails, else verified.
     public func verifyNotification(_ jws: CompactJWS) -> NotificationVerification {
         let own = verify(jws, as: .notification)
         // Nested payloads are read from the (possibly unverified) payload; each proves itself.
