@@ -38,6 +38,7 @@ enum ApplePayloadEncoder {
             ("storefrontId", .str(storefrontID)),
             ("price", .num(t.price)),
             ("currency", .str(t.currency)),
+            ("appTransactionId", .str(t.appTransactionID)),
         ])
     }
 

@@ -45,6 +45,8 @@ extension UserSimulator {
         case .sandboxStorefrontTester: try sandboxStorefrontTester()
         case .singleLargeRefund: try singleLargeRefund()
         case .familyRevocations: try familyRevocations(slot)
+        case .appleAccountFarm: try appleAccountFarm(slot)
+        case .handedOverDevice: try handedOverDevice(slot)
         }
     }
 
@@ -649,8 +651,9 @@ extension UserSimulator {
         let t0 = scenarioTime(beforeEnd: 5 * WorldTime.day)
         let made = try buy(C.noAds, at: t0, channel: .jws, noise: false)
         let at = t0 + rng.int64(WorldTime.hour...2 * WorldTime.day)
-        let shared = newTransaction(
+        var shared = newTransaction(
             C.noAds, storefront: user.home, at: at, token: nil, original: made.tx, ownership: "FAMILY_SHARED")
+        shared.appTransactionID = UserSimulator.appTransactionID(of: member)
         try deliver(shared, channel: .jws, submitter: member.id, orderID: nil, at: at + rng.int64(2000...30000))
         var credit = newCredit(for: shared, order: nil, to: member, at: at + rng.int64(31000...60000))
         // Every other case: the purchaser stops sharing; Apple sends REVOKE and the backend takes the
@@ -664,6 +667,7 @@ extension UserSimulator {
         let note = "bought by \(user.id), FAMILY_SHARED to \(member.id)"
         try truth(truthFor(.familySharing, "IAP-002", hit: false, tx: shared, user: member, note: note))
         try truth(truthFor(.familySharing, "IAP-013", hit: false, tx: shared, user: member, note: note))
+        try truth(truthFor(.familySharing, "IAP-021", hit: false, tx: shared, user: member, note: note))
         if k % 2 == 1 {
             try familyRevoke(shared, at: revokeAt)
             try truth(
@@ -955,8 +959,9 @@ extension UserSimulator {
         for (i, bought) in [noAds, plus].enumerated() {
             let at = t0 + Int64(i + 1) * rng.int64(2 * WorldTime.hour...6 * WorldTime.hour)
             let product = i == 0 ? C.noAds : C.plusMonthly
-            let shared = newTransaction(
+            var shared = newTransaction(
                 product, storefront: user.home, at: at, token: nil, original: bought.tx, ownership: "FAMILY_SHARED")
+            shared.appTransactionID = UserSimulator.appTransactionID(of: member)
             try deliver(shared, channel: .jws, submitter: member.id, orderID: nil, at: at + rng.int64(2000...30000))
             var credit = newCredit(for: shared, order: nil, to: member, at: at + rng.int64(31000...60000))
             credit.reversedAt = revokeAt + rng.int64(WorldTime.hour...3 * WorldTime.hour)
@@ -972,5 +977,49 @@ extension UserSimulator {
             truthFor(
                 .familyRevocations, "IAP-016", hit: false, tx: nil, user: member,
                 note: "two Family Sharing revocations: the organiser stopped sharing, not the member's refunds"))
+    }
+
+    // MARK: one Apple Account, several backend accounts
+
+    /// One Apple Account (the user's device) pays for three backend accounts within days: a reseller or a
+    /// multi-accounting farm. The user's account is the owner; each other account is one finding.
+    func appleAccountFarm(_ slot: Int) throws {
+        try runNormal()
+        let accounts = [user, helper(slot, 0), helper(slot, 1)]
+        let t0 = scenarioTime(beforeEnd: 4 * WorldTime.day)
+        var made: [Made] = []
+        for (i, account) in accounts.enumerated() {
+            let at = t0 + Int64(i) * rng.int64(WorldTime.hour...WorldTime.day)
+            made.append(
+                try buy(
+                    C.pack550, at: at, channel: .jws, storefront: user.home, buyer: account,
+                    userCountry: user.home.code, noise: false, appleAccount: user))
+        }
+        let id = UserSimulator.appTransactionID(of: user)
+        for (account, purchase) in zip(accounts, made).dropFirst() {
+            try truth(
+                truthFor(
+                    .appleAccountFarm, "IAP-021", hit: true, tx: purchase.tx, order: purchase.order, user: account,
+                    note:
+                        "\(account.id) credited from Apple Account \(id) of \(user.id) (one Apple Account, 3 accounts)")
+            )
+        }
+    }
+
+    /// The user's device handed to a sibling once: the sibling's new account buys on the same Apple Account
+    /// days after the user's own purchase. Two accounts, never a farm.
+    func handedOverDevice(_ slot: Int) throws {
+        try runNormal()
+        let sibling = helper(slot, 0)
+        let t0 = scenarioTime(beforeEnd: 6 * WorldTime.day)
+        _ = try buy(C.pack550, at: t0, channel: .jws, noise: false)
+        let at = t0 + rng.int64(WorldTime.day...3 * WorldTime.day)
+        let first = try buy(
+            C.pack550, at: at, channel: .jws, storefront: user.home, buyer: sibling, userCountry: user.home.code,
+            noise: false, appleAccount: user)
+        try truth(
+            truthFor(
+                .handedOverDevice, "IAP-021", hit: false, tx: first.tx, order: first.order, user: sibling,
+                note: "device of \(user.id) handed to \(sibling.id): two accounts on one Apple Account"))
     }
 }

@@ -46,6 +46,9 @@ final class UserSimulator {
 
     static func transactionID(_ n: Int) -> String { "2000000" + WorldTime.pad(n, 9) }
 
+    /// The `appTransactionId` of `account`'s Apple Account (one per account; family members have their own).
+    static func appTransactionID(of account: UserProfile) -> String { "7050" + WorldTime.pad(account.index, 14) }
+
     func nextCreditID() -> String {
         creditSeq += 1
         return "c-" + WorldTime.pad(user.index * 1000 + creditSeq, 9)
@@ -89,6 +92,9 @@ final class UserSimulator {
         t.inAppOwnershipType = ownership
         t.transactionReason = reason
         t.signedDate = time + rng.int64(1000...3000)
+        // The simulated user's Apple Account paid; a family member's shared copy carries the member's own id
+        // (set by the scenario).
+        t.appTransactionID = ownership == "FAMILY_SHARED" ? nil : UserSimulator.appTransactionID(of: user)
         return t
     }
 
@@ -189,7 +195,7 @@ final class UserSimulator {
         storefront: WorldCatalog.Storefront? = nil, environment: String = "Production", buyer: UserProfile? = nil,
         credited: Bool = true, quantity: Int64 = 1, userCountry: String? = nil, noise: Bool = true,
         token: String? = nil, creditUnits: Int64? = nil, reversedAt: Int64? = nil, reversalReason: String? = nil,
-        consumedAt: Int64? = nil
+        consumedAt: Int64? = nil, appleAccount: UserProfile? = nil
     ) throws -> Made {
         let owner = buyer ?? user
         var ch = channel ?? (owner.storeKit2 ? .jws : .legacy)
@@ -198,9 +204,11 @@ final class UserSimulator {
             ch = .legacy
         }
         let sf = storefront ?? owner.home
-        let tx = newTransaction(
+        var tx = newTransaction(
             product, storefront: sf, at: time, environment: environment, quantity: quantity,
             token: ch == .jws ? (token ?? owner.token) : nil)
+        // The buyer's own Apple Account, unless the scenario says whose device paid.
+        tx.appTransactionID = UserSimulator.appTransactionID(of: appleAccount ?? owner)
         var receivedAt = time + rng.int64(2000...40000)
         var creditAt = receivedAt + rng.int64(200...3000)
         let willCredit = credited && creditAt < p.end && receivedAt < p.end

@@ -40,6 +40,9 @@ enum WorldScenario: String, CaseIterable, Sendable {
     case sandboxStorefrontTester = "sandbox-storefront-tester"
     case singleLargeRefund = "single-large-refund"
     case familyRevocations = "family-revocations"
+    // Appended last so the scenarios dealt before them keep their users.
+    case appleAccountFarm = "apple-account-farm"
+    case handedOverDevice = "handed-over-device"
 
     /// Scenarios that need the user's home storefront to be a full-price one.
     var needsFullPriceHome: Bool {

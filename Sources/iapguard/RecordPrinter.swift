@@ -14,6 +14,7 @@ struct RecordPrinter: Sendable {
         var detail: String?
         var transaction: VerificationOutcome?
         var renewal: VerificationOutcome?
+        var appTransaction: VerificationOutcome?
     }
 
     /// One verdict as a line of text (without the line break).
@@ -23,7 +24,7 @@ struct RecordPrinter: Sendable {
             let record = Line(
                 file: file, line: line, status: outcome.status.rawValue, kind: kind?.rawValue ?? "unknown",
                 reason: outcome.reason, detail: outcome.detail,
-                transaction: result.transaction, renewal: result.renewal
+                transaction: result.transaction, renewal: result.renewal, appTransaction: result.appTransaction
             )
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

@@ -68,7 +68,9 @@ public enum CaseLinker {
     }
 
     /// Record kinds in anchor order: a transaction is the best anchor, an account the last resort.
-    static let kindRank: [Character: Int] = ["t": 0, "o": 1, "r": 2, "c": 3, "k": 4, "u": 5, "q": 6, "f": 7]
+    static let kindRank: [Character: Int] = [
+        "t": 0, "o": 1, "r": 2, "c": 3, "k": 4, "a": 5, "u": 6, "q": 7, "f": 8,
+    ]
 
     /// Whether record key `a` anchors before `b`: by kind, then id (shorter first, so numeric ids compare as
     /// numbers and an earlier Apple transaction anchors before a later one).

@@ -42,8 +42,8 @@ public struct CaseMember: Sendable, Hashable {
 
     /// The records this finding links through (see ``CaseLinker``).
     ///
-    /// Records: its transaction, original transaction, order, the credit or app account token its rule is
-    /// keyed by. Accounts link only in two narrow ways, so that one account's unrelated incidents stay
+    /// Records: its transaction, original transaction, order, the credit, app account token or Apple Account
+    /// (`app_transaction_id`) its rule is keyed by. Accounts link only in two narrow ways, so that one account's unrelated incidents stay
     /// apart: findings about an account as a whole link to each other (`u:`), and findings of the same rule
     /// on the same account link (`q:` — a pattern repeated by one account, such as several arbitrage
     /// purchases, is one incident).
@@ -56,6 +56,8 @@ public struct CaseMember: Sendable, Hashable {
         for field in entityKey { if let value = field.value, !value.isEmpty { fields[field.name] = value } }
         if let credit = fields["credit_id"] { keys.append("c:" + credit) }
         if let token = fields["app_account_token"] { keys.append("k:" + token.lowercased()) }
+        // One Apple Account credited to several accounts is one incident.
+        if let account = fields["app_transaction_id"] { keys.append("a:" + account) }
         for (kindName, valueName) in [("scope", "shared_id"), ("subject_kind", "subject")] {
             guard let kind = fields[kindName], let value = fields[valueName] else { continue }
             switch kind {

@@ -17,6 +17,8 @@ public struct AppleNotification: Sendable, Hashable {
     public var autoRenewProductID: String?
     public var autoRenewStatus: Int64?
     public var consumptionRequestReason: String?
+    /// The `appTransactionId` of the nested signed transaction or of `appData.signedAppTransactionInfo`.
+    public var appTransactionID: String?
     public var verification: VerificationOutcome = .unverified
     public var sourceName: String = ""
     public var sourceRef: String = ""

@@ -1,7 +1,9 @@
 extension AppleTransaction {
     /// Exactly `String(describing: self)` — the text ``AppleSighting/sightingID`` hashes, so stored sighting
     /// ids do not change — built without reflection, which took most of the store's write time. A test pins
-    /// the equality; a new stored property must be added here in declaration order.
+    /// the equality; a new stored property must be added here in declaration order. `appTransactionID` is
+    /// deliberately left out (it is an account attribute, not the copy's identity), so ids stored before it
+    /// was read do not change.
     var stableDescription: String {
         var text = "AppleTransaction(transactionID: " + transactionID.debugDescription
         text.reserveCapacity(700)

@@ -31,6 +31,10 @@ public struct AppleTransaction: Sendable, Hashable, Codable {
     public var revocationPercentage: Int64?
     /// When Apple signed it (JWS) or the receipt's request date (legacy).
     public var signedDate: Int64?
+    /// Apple's `appTransactionId`: one per Apple Account per app (family members each have their own),
+    /// stable across redownloads, refunds and storefront changes. Not part of ``AppleSighting/sightingID``,
+    /// so sightings stored before it was read keep their ids.
+    public var appTransactionID: String?
 
     public init(transactionID: String) {
         self.transactionID = transactionID

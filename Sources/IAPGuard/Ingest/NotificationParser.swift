@@ -1,7 +1,9 @@
 import Foundation
 
 /// Turns App Store Server Notifications V2 (`{"signedPayload": "…"}` per line) into a notification
-/// record plus a sighting of the nested signed transaction, each verified on its own.
+/// record plus a sighting of the nested signed transaction, each verified on its own. App-level
+/// notifications (`RESCIND_CONSENT`, …) carry `appData` instead of `data`: its bundle and environment are
+/// read the same way, and its `signedAppTransactionInfo` gives the notification's `appTransactionId`.
 public struct NotificationParser: Sendable {
     public let sourceName: String
     public let verifier: any AppleRecordVerifier
@@ -43,7 +45,8 @@ public struct NotificationParser: Sendable {
         n.sourceName = sourceName
         n.sourceRef = location
         n.payloadHash = payloadHash
-        let data = try payload.object("data") ?? payload.object("summary")
+        let appData = try payload.object("appData")
+        let data = try payload.object("data") ?? payload.object("summary") ?? appData
         n.environment = try data?.string("environment")
         n.bundleID = try data?.string("bundleId")
         n.appAppleID = try data?.int64("appAppleId")
@@ -64,6 +67,7 @@ public struct NotificationParser: Sendable {
             n.revocationDate = transaction.revocationDate
             n.revocationReason = transaction.revocationReason
             n.revocationPercentage = transaction.revocationPercentage
+            n.appTransactionID = transaction.appTransactionID
             var s = AppleSighting(
                 transaction: transaction, sourceKind: .notification, sourceName: sourceName, sourceRef: location,
                 payloadHash: payloadHash, verification: outcomes.transaction ?? .unverified)
@@ -87,6 +91,15 @@ public struct NotificationParser: Sendable {
             } else {
                 throw RecordError("data.signedRenewalInfo: bad-format: not a decodable compact JWS")
             }
+        }
+        if let signedApp = try appData?.string("signedAppTransactionInfo") {
+            let nested: CompactJWS
+            do {
+                nested = try CompactJWS(signedApp)
+            } catch let error as CompactJWS.FormatError {
+                throw RecordError("appData.signedAppTransactionInfo: bad-format: \(error.message)")
+            }
+            if let id = try nested.payloadObject.string("appTransactionId") { n.appTransactionID = id }
         }
         return (n, sighting)
     }

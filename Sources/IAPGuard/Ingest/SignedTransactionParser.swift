@@ -76,6 +76,7 @@ public struct SignedTransactionParser: Sendable {
         t.revocationType = try p.schemaString("revocationType")
         t.revocationPercentage = try p.schemaInteger("revocationPercentage")
         t.signedDate = try p.schemaInteger("signedDate")
+        t.appTransactionID = try p.schemaString("appTransactionId")
         return t
     }
 }

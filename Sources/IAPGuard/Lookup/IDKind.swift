@@ -13,6 +13,9 @@ public enum IDKind: String, Sendable, Hashable, Codable, CaseIterable {
     case user
     /// The `appAccountToken` (UUID) the app attached to a StoreKit 2 payment.
     case token
+    /// Apple's `appTransactionId`: one per Apple Account per app (each family member has their own); looks
+    /// up every transaction of that Apple Account.
+    case appTransaction = "app-transaction-id"
 
     /// A short human name.
     public var label: String {
@@ -23,9 +26,10 @@ public enum IDKind: String, Sendable, Hashable, Codable, CaseIterable {
         case .appleOrder: return "Apple order ID"
         case .user: return "user ID"
         case .token: return "app account token"
+        case .appTransaction: return "app transaction ID (Apple Account)"
         }
     }
 
     /// The order in which kinds are tried and reported (the first match is the main subject).
-    static let priority: [IDKind] = [.transaction, .order, .original, .appleOrder, .token, .user]
+    static let priority: [IDKind] = [.transaction, .order, .original, .appleOrder, .token, .appTransaction, .user]
 }

@@ -26,6 +26,8 @@ public struct LookupEvidence: Sendable, Hashable, Codable {
         public var verification: String
         public var sightingCount: Int64
         public var conflictCount: Int64
+        /// Apple's `appTransactionId` (the Apple Account), when the signed copy carried one.
+        public var appTransactionID: String? = nil
     }
 
     /// A row of the `sightings` view: one copy of a transaction as received, verified or not.

@@ -205,6 +205,26 @@ public struct LookupService {
                     orders.isEmpty ? nil : Self.plural(orders.count, "order"),
                 ].compactMap { $0 }.joined(separator: ", ")
             }
+        case .appTransaction:
+            // One Apple Account's transactions: the canonical rows, failed copies, and app-level
+            // notifications that name the account but no transaction.
+            let transactions = try reader.rows(
+                """
+                SELECT transaction_id, MIN(purchase_date) AS purchased FROM (
+                    SELECT transaction_id, purchase_date FROM transactions WHERE app_transaction_id = :id
+                    UNION ALL SELECT transaction_id, purchase_date FROM sightings WHERE app_transaction_id = :id
+                ) a GROUP BY transaction_id ORDER BY purchased, transaction_id
+                """, p)
+            let notifications = try reader.rows(
+                "SELECT notification_uuid FROM notifications WHERE app_transaction_id = :id AND transaction_id IS NULL",
+                p)
+            if !transactions.isEmpty || !notifications.isEmpty {
+                r.transactionIDs = transactions.compactMap { $0.text("transaction_id") }
+                r.matched = [
+                    transactions.isEmpty ? nil : Self.plural(transactions.count, "transaction"),
+                    notifications.isEmpty ? nil : Self.plural(notifications.count, "app notification"),
+                ].compactMap { $0 }.joined(separator: ", ")
+            }
         case .appleOrder:
             guard let appleOrderLookup else {
                 r.notes.append(

@@ -44,7 +44,8 @@ struct LookupStoreReader {
                    COALESCE(k.type, t.type) AS product_type, t.quantity, t.purchase_date, t.expires_date,
                    t.environment, t.storefront, t.currency, t.price, t.app_account_token, t.in_app_ownership_type,
                    t.transaction_reason, t.revocation_date, t.revocation_reason, t.revocation_type,
-                   t.revocation_percentage, t.verification, t.sighting_count, t.conflict_count
+                   t.revocation_percentage, t.verification, t.sighting_count, t.conflict_count,
+                   t.app_transaction_id
             FROM transactions t
             LEFT JOIN catalog k ON k.bundle_id = t.bundle_id AND k.product_id = t.product_id
             WHERE t.transaction_id IN \(list)
@@ -61,7 +62,7 @@ struct LookupStoreReader {
                 revocationDate: r.int("revocation_date"), revocationReason: r.int("revocation_reason"),
                 revocationType: r.text("revocation_type"), revocationPercentage: r.int("revocation_percentage"),
                 verification: r.text("verification") ?? "unverified", sightingCount: r.int("sighting_count") ?? 0,
-                conflictCount: r.int("conflict_count") ?? 0)
+                conflictCount: r.int("conflict_count") ?? 0, appTransactionID: r.text("app_transaction_id"))
         }
     }
 

@@ -11,11 +11,12 @@ import Foundation
 /// credits dated on or after the earliest changed rate. The seeds are then closed over the keys rules
 /// relate by, in three steps:
 ///
-/// 1. fan out from the transactions: their original ids and tokens, their sightings' receipts, submitters
+/// 1. fan out from the transactions: their original ids, tokens and Apple Accounts (`app_transaction_id`),
+///    their sightings' receipts, submitters
 ///    and submitted orders, their orders (id, owner, token, username) and their credits (id, user, order),
 ///    and the credits of scoped orders;
-/// 2. back to transactions: those of scoped orders, credits, original ids, tokens, usernames, receipts and
-///    users (a user's other purchases);
+/// 2. back to transactions: those of scoped orders, credits, original ids, tokens, Apple Accounts,
+///    usernames, receipts and users (a user's other purchases);
 /// 3. fan out again as in 1.
 ///
 /// So a new refund for transaction T scopes T, its original id, the users credited for it and the owners
@@ -116,6 +117,7 @@ public struct ScopeBuilder {
         try insert(.transactionID, "transaction_id", transactions, run)
         try insert(.originalTransactionID, "original_transaction_id", transactions, run)
         try insert(.appAccountToken, "LOWER(app_account_token)", transactions, run)
+        try insert(.appTransactionID, "app_transaction_id", transactions, run)
         let sightings = "apple_sighting WHERE first_run_id > ?"
         try insert(.transactionID, "transaction_id", sightings, run)
         try insert(.originalTransactionID, "original_transaction_id", sightings, run)
@@ -141,6 +143,7 @@ public struct ScopeBuilder {
         let fields: [(entity: String, field: String, kind: ScopeKind, lower: Bool)] = [
             ("transaction", "original_transaction_id", .originalTransactionID, false),
             ("transaction", "app_account_token", .appAccountToken, true),
+            ("transaction", "app_transaction_id", .appTransactionID, false),
             ("order", "user_id", .userID, false), ("order", "transaction_id", .transactionID, false),
             ("order", "app_account_token", .appAccountToken, true),
             ("order", "application_username", .applicationUsername, false),
@@ -170,6 +173,7 @@ public struct ScopeBuilder {
         let transactions = "apple_transaction WHERE " + inScope(.transactionID, "transaction_id")
         try insert(.originalTransactionID, "original_transaction_id", transactions)
         try insert(.appAccountToken, "LOWER(app_account_token)", transactions)
+        try insert(.appTransactionID, "app_transaction_id", transactions)
         let sightings = "apple_sighting WHERE " + inScope(.transactionID, "transaction_id")
         try insert(.originalTransactionID, "original_transaction_id", sightings)
         try insert(.appAccountToken, "LOWER(app_account_token)", sightings)
@@ -213,7 +217,12 @@ public struct ScopeBuilder {
             + each(
                 "credit",
                 [inScope(.creditID, "credit_id"), inScope(.orderID, "order_id"), inScope(.userID, "user_id")])
-            + each("apple_transaction", [inScope(.originalTransactionID, "original_transaction_id")])
+            + each(
+                "apple_transaction",
+                [
+                    inScope(.originalTransactionID, "original_transaction_id"),
+                    inScope(.appTransactionID, "app_transaction_id"),
+                ])
             + each(
                 "apple_sighting",
                 [

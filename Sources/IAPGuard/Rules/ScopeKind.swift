@@ -10,4 +10,6 @@ public enum ScopeKind: String, Sendable, Hashable, CaseIterable, Codable {
     case appAccountToken = "app_account_token"
     case applicationUsername = "application_username"
     case receiptKey = "receipt_key"
+    /// Apple's `appTransactionId`: one Apple Account in the app.
+    case appTransactionID = "app_transaction_id"
 }

@@ -144,6 +144,7 @@ final class SQLiteBatchWriter {
         try statement.bind(text: t.revocationType, at: 20)
         try statement.bind(integer: t.revocationPercentage, at: 21)
         try statement.bind(integer: t.signedDate, at: 22)
+        try statement.bind(text: t.appTransactionID, at: 23)
     }
 
     // MARK: Orders and credits

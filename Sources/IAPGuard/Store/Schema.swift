@@ -28,6 +28,7 @@ public enum Schema {
         UserAccountSchema.migration,
         CaseSchema.migration,
         RefundReversalSchema.migration,
+        AppTransactionSchema.migration,
     ]
 
     /// The newest schema version.

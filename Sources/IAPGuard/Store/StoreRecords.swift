@@ -26,7 +26,7 @@ enum StoreRecords {
         "transaction_id", "original_transaction_id", "web_order_line_item_id", "bundle_id", "product_id", "type",
         "quantity", "purchase_date", "original_purchase_date", "expires_date", "environment", "storefront", "currency",
         "price", "app_account_token", "in_app_ownership_type", "transaction_reason", "revocation_date",
-        "revocation_reason", "revocation_type", "revocation_percentage", "signed_date",
+        "revocation_reason", "revocation_type", "revocation_percentage", "signed_date", "app_transaction_id",
     ]
 
     static func values(of t: AppleTransaction) -> [SQLValue] {
@@ -36,6 +36,7 @@ enum StoreRecords {
             .of(t.expiresDate), .of(t.environment), .of(t.storefront), .of(t.currency), .of(t.price),
             .of(t.appAccountToken), .of(t.inAppOwnershipType), .of(t.transactionReason), .of(t.revocationDate),
             .of(t.revocationReason), .of(t.revocationType), .of(t.revocationPercentage), .of(t.signedDate),
+            .of(t.appTransactionID),
         ]
     }
 
@@ -226,7 +227,7 @@ enum StoreRecords {
         "app_apple_id", "transaction_id", "original_transaction_id", "product_id", "revocation_date",
         "revocation_reason", "revocation_percentage", "auto_renew_product_id", "auto_renew_status",
         "consumption_request_reason", "verification", "verification_reason", "verification_detail", "source_name",
-        "source_ref", "payload_hash", "first_run_id",
+        "source_ref", "payload_hash", "first_run_id", "app_transaction_id",
     ]
 
     static func values(of n: AppleNotification, runID: Int64) -> [SQLValue] {
@@ -236,7 +237,7 @@ enum StoreRecords {
             .of(n.revocationDate), .of(n.revocationReason), .of(n.revocationPercentage), .of(n.autoRenewProductID),
             .of(n.autoRenewStatus), .of(n.consumptionRequestReason), .text(n.verification.status.rawValue),
             .of(n.verification.reason), .of(n.verification.detail), .text(n.sourceName), .text(n.sourceRef),
-            .text(n.payloadHash), .integer(runID),
+            .text(n.payloadHash), .integer(runID), .of(n.appTransactionID),
         ]
     }
 

@@ -70,20 +70,23 @@ public final class JWSVerifier: Sendable {
         }
     }
 
-    /// Verifies a notification and, each on its own, its nested `data.signedTransactionInfo` and
-    /// `data.signedRenewalInfo`. The overall outcome is the notification's own failure if it fails,
-    /// else `nested-failed` if a nested payload fails, else verified.
+    /// Verifies a notification and, each on its own, its nested `data.signedTransactionInfo`,
+    /// `data.signedRenewalInfo` and `appData.signedAppTransactionInfo`. The overall outcome is the
+    /// notification's own failure if it fails, else `nested-failed` if a nested payload fails, else verified.
     public func verifyNotification(_ jws: CompactJWS) -> NotificationVerification {
         let own = verify(jws, as: .notification)
         // Nested payloads are read from the (possibly unverified) payload; each proves itself.
-        let data = (try? PayloadClaims.decode(jws, with: decoder).get())?.data
+        let claims = try? PayloadClaims.decode(jws, with: decoder).get()
+        let data = claims?.data
         let transaction = data?.signedTransactionInfo.map { verifyNested($0, as: .transaction) }
         let renewal = data?.signedRenewalInfo.map { verifyNested($0, as: .renewalInfo) }
+        let appTransaction = claims?.appData?.signedAppTransactionInfo.map { verifyNested($0, as: .appTransaction) }
 
         var overall = own
         if own.status == .verified {
             let nested: [(String, VerificationOutcome?)] = [
                 ("signedTransactionInfo", transaction), ("signedRenewalInfo", renewal),
+                ("signedAppTransactionInfo", appTransaction),
             ]
             for case (let name, let outcome?) in nested where outcome.status != .verified {
                 overall = .failed(
@@ -93,7 +96,8 @@ public final class JWSVerifier: Sendable {
                 break
             }
         }
-        return NotificationVerification(outcome: overall, transaction: transaction, renewal: renewal)
+        return NotificationVerification(
+            outcome: overall, transaction: transaction, renewal: renewal, appTransaction: appTransaction)
     }
 
     /// Verifies many payloads on all cores. The result has one outcome per item, in the same order,
@@ -198,9 +202,18 @@ public final class JWSVerifier: Sendable {
         case .renewalInfo:
             return checkEnvironment(claims.environment, allowed: policy.anyAppEnvironments, owner: "any configured app")
 
+        case .appTransaction:
+            guard let bundleID = claims.bundleId else {
+                return .failed(.badFormat, "app transaction has no bundleId")
+            }
+            guard let app = policy.app(bundleID: bundleID) else {
+                return .failed(.wrongBundle, "bundleId '\(bundleID)' is not a configured app")
+            }
+            return checkEnvironment(claims.receiptType, allowed: app.environments, owner: "app '\(bundleID)'")
+
         case .notification:
-            guard let data = claims.data ?? claims.summary else {
-                return .failed(.badFormat, "notification has neither data nor summary")
+            guard let data = claims.data ?? claims.summary ?? claims.appData else {
+                return .failed(.badFormat, "notification has neither data, summary nor appData")
             }
             guard let bundleID = data.bundleId else {
                 return .failed(.badFormat, "notification data has no bundleId")

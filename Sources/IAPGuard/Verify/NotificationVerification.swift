@@ -8,13 +8,17 @@ public struct NotificationVerification: Sendable, Hashable {
     public var transaction: VerificationOutcome?
     /// The outcome of `data.signedRenewalInfo`, or `nil` when the notification carries none.
     public var renewal: VerificationOutcome?
+    /// The outcome of `appData.signedAppTransactionInfo`, or `nil` when the notification carries none.
+    public var appTransaction: VerificationOutcome?
 
     /// Creates a result.
     public init(
-        outcome: VerificationOutcome, transaction: VerificationOutcome? = nil, renewal: VerificationOutcome? = nil
+        outcome: VerificationOutcome, transaction: VerificationOutcome? = nil, renewal: VerificationOutcome? = nil,
+        appTransaction: VerificationOutcome? = nil
     ) {
         self.outcome = outcome
         self.transaction = transaction
         self.renewal = renewal
+        self.appTransaction = appTransaction
     }
 }

@@ -9,6 +9,8 @@ struct PayloadClaims: Decodable, Sendable {
         var appAppleId: Int64?
         var signedTransactionInfo: String?
         var signedRenewalInfo: String?
+        /// `appData.signedAppTransactionInfo` (RESCIND_CONSENT and other app-level notifications).
+        var signedAppTransactionInfo: String?
     }
 
     /// Milliseconds since 1970 when Apple signed the payload.
@@ -17,6 +19,10 @@ struct PayloadClaims: Decodable, Sendable {
     var environment: String?
     var data: NotificationData?
     var summary: NotificationData?
+    /// A notification's `appData` (app-level notifications carry it instead of `data`).
+    var appData: NotificationData?
+    /// A signed app transaction's environment (`Production`, `Sandbox`, `Xcode`, …).
+    var receiptType: String?
 
     /// `signedDate` as a date, or `nil` when absent.
     var signedAt: Date? {
@@ -48,13 +54,17 @@ struct PayloadClaims: Decodable, Sendable {
             let bundleId = FastClaim.string(members["bundleId"]),
             let environment = FastClaim.string(members["environment"]),
             let data = FastClaim.notificationData(members["data"]),
-            let summary = FastClaim.notificationData(members["summary"])
+            let summary = FastClaim.notificationData(members["summary"]),
+            let appData = FastClaim.notificationData(members["appData"]),
+            let receiptType = FastClaim.string(members["receiptType"])
         else { return nil }
         self.signedDate = signedDate
         self.bundleId = bundleId
         self.environment = environment
         self.data = data
         self.summary = summary
+        self.appData = appData
+        self.receiptType = receiptType
     }
 
     struct DecodeProblem: Error, Sendable {
@@ -98,12 +108,14 @@ private enum FastClaim {
                 let environment = string(members["environment"]),
                 let appAppleId = int64(members["appAppleId"]),
                 let signedTransactionInfo = string(members["signedTransactionInfo"]),
-                let signedRenewalInfo = string(members["signedRenewalInfo"])
+                let signedRenewalInfo = string(members["signedRenewalInfo"]),
+                let signedAppTransactionInfo = string(members["signedAppTransactionInfo"])
             else { return nil }
             return .some(
                 PayloadClaims.NotificationData(
                     bundleId: bundleId, environment: environment, appAppleId: appAppleId,
-                    signedTransactionInfo: signedTransactionInfo, signedRenewalInfo: signedRenewalInfo))
+                    signedTransactionInfo: signedTransactionInfo, signedRenewalInfo: signedRenewalInfo,
+                    signedAppTransactionInfo: signedAppTransactionInfo))
         default: return nil
         }
     }

@@ -21,6 +21,7 @@ import Testing
         "IAP-015": "refund", "IAP-016": "refund",
         "IAP-017": "sandbox",
         "IAP-018": "wrong-item", "IAP-019": "wrong-item",
+        "IAP-021": "apple-account",
     ]
 
     typealias Row = TruthWorld.Row

@@ -6,9 +6,18 @@ import Testing
 /// The sighting id hashes the transaction's description; the fast description must be exactly the
 /// reflection one, or re-ingesting into an existing store would duplicate every sighting.
 @Suite struct SightingIDStabilityTests {
+    /// The reflection description without `appTransactionID` (the last property, left out of the id).
+    private func reflected(_ t: AppleTransaction) -> String {
+        var plain = t
+        plain.appTransactionID = nil
+        let text = String(describing: plain)
+        let suffix = ", appTransactionID: nil)"
+        return text.hasSuffix(suffix) ? String(text.dropLast(suffix.count)) + ")" : text
+    }
+
     @Test func stableDescriptionIsExactlyTheReflectionDescription() {
         var bare = AppleTransaction(transactionID: "2000000000000001")
-        #expect(bare.stableDescription == String(describing: bare))
+        #expect(bare.stableDescription == reflected(bare))
         bare.originalTransactionID = "quote \" backslash \\ tab \t newline \n é ✓ \u{1F}"
         bare.webOrderLineItemID = ""
         bare.bundleID = "com.example.coins"
@@ -30,11 +39,25 @@ import Testing
         bare.revocationType = "REFUND_FULL"
         bare.revocationPercentage = 50_000
         bare.signedDate = 1_717_200_000_000
-        #expect(bare.stableDescription == String(describing: bare))
+        bare.appTransactionID = "704289572311812345"
+        #expect(bare.stableDescription == reflected(bare))
         var some = bare
         some.quantity = nil
         some.storefront = nil
         some.signedDate = nil
-        #expect(some.stableDescription == String(describing: some))
+        #expect(some.stableDescription == reflected(some))
+    }
+
+    @Test func theAppTransactionIDLeavesTheSightingIDUnchanged() {
+        var t = AppleTransaction(transactionID: "2000000000000002")
+        t.bundleID = "com.example.coins"
+        let before = AppleSighting(
+            transaction: t, sourceKind: .jws, sourceName: "s", sourceRef: "f:1", payloadHash: "h",
+            verification: .unverified)
+        t.appTransactionID = "704289572311812345"
+        let after = AppleSighting(
+            transaction: t, sourceKind: .jws, sourceName: "s", sourceRef: "f:1", payloadHash: "h",
+            verification: .unverified)
+        #expect(before.sightingID == after.sightingID)
     }
 }

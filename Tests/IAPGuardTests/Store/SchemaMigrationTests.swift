@@ -34,6 +34,17 @@ import Testing
             DROP TABLE case_state;
             DROP TABLE case_finding;
             DROP TABLE case_event;
+            DROP INDEX apple_transaction_app_transaction;
+            DROP INDEX notification_app_transaction;
+            DROP VIEW transactions;
+            DROP VIEW sightings;
+            DROP VIEW notifications;
+            ALTER TABLE apple_transaction DROP COLUMN app_transaction_id;
+            ALTER TABLE apple_sighting DROP COLUMN app_transaction_id;
+            ALTER TABLE notification DROP COLUMN app_transaction_id;
+            CREATE VIEW transactions AS SELECT transaction_id FROM apple_transaction;
+            CREATE VIEW sightings AS SELECT sighting_id FROM apple_sighting;
+            CREATE VIEW notifications AS SELECT notification_uuid FROM notification;
             DELETE FROM schema_migration WHERE version > 6;
             """ + shape)
         #expect(try store.schemaVersion() == 6)
