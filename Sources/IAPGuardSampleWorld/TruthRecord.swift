@@ -1,5 +1,6 @@
-/// One line of `truth.jsonl`: an injected pattern (`expect: hit`) or a benign look-alike (`expect: no-hit`)
-/// for one rule, with the entity keys a finding of that rule carries.
+/// One line of `truth.jsonl`: an injected pattern (`expect: hit`), a benign look-alike (`expect: no-hit`), or
+/// another record of an injected incident that the incident's one finding carries in its evidence
+/// (`expect: evidence`), for one rule, with the entity keys a finding of that rule carries.
 struct TruthRecord: Sendable {
     /// What was injected (`replayed-receipt`, `family-sharing`, ...).
     var pattern: String
@@ -7,6 +8,9 @@ struct TruthRecord: Sendable {
     var ruleID: String
     /// `true` for `hit`, `false` for `no-hit`.
     var expectHit: Bool
+    /// A record of an incident whose one finding names another record: the finding's evidence lists this
+    /// one, and no finding of its own is expected (`expect: evidence`).
+    var inEvidence = false
     /// `false` when the rule is tripped as a side effect of a pattern aimed at another rule.
     var primary: Bool = true
     var transactionID: String?
@@ -31,12 +35,15 @@ struct TruthRecord: Sendable {
         self.expectHit = hit
     }
 
+    /// `hit`, `no-hit` or `evidence`.
+    var expectation: String { inEvidence ? "evidence" : expectHit ? "hit" : "no-hit" }
+
     /// The JSON line.
     var json: WorldJSON {
         .obj([
             ("pattern", .string(pattern)),
             ("rule_id", .string(ruleID)),
-            ("expect", .string(expectHit ? "hit" : "no-hit")),
+            ("expect", .string(expectation)),
             ("primary", .bool(primary)),
             ("transaction_id", .str(transactionID)),
             ("original_transaction_id", .str(originalTransactionID)),

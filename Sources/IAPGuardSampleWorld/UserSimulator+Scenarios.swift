@@ -370,12 +370,14 @@ extension UserSimulator {
             let made = try buy(
                 product, at: at, channel: .jws, storefront: cheap, userCountry: user.home.code, noise: false)
             let ratio = UserSimulator.priceRatio(product, in: cheap, at: at)
-            try truth(
-                truthFor(
-                    .currencyArbitrage, "IAP-008", hit: true, tx: made.tx, order: made.order,
-                    note:
-                        "user country \(user.home.code), storefront \(cheap.code), price ratio \(UserSimulator.ratioText(ratio))"
-                ))
+            // One finding per user and storefront: it names the first purchase, the later ones are evidence.
+            var t = truthFor(
+                .currencyArbitrage, "IAP-008", hit: true, tx: made.tx, order: made.order,
+                note:
+                    "user country \(user.home.code), storefront \(cheap.code), price ratio \(UserSimulator.ratioText(ratio))"
+            )
+            t.inEvidence = i > 0
+            try truth(t)
         }
     }
 
@@ -982,7 +984,7 @@ extension UserSimulator {
     // MARK: one Apple Account, several backend accounts
 
     /// One Apple Account (the user's device) pays for three backend accounts within days: a reseller or a
-    /// multi-accounting farm. The user's account is the owner; each other account is one finding.
+    /// multi-accounting farm. The user's account is the owner; the farm is one finding naming the latest account.
     func appleAccountFarm(_ slot: Int) throws {
         try runNormal()
         let accounts = [user, helper(slot, 0), helper(slot, 1)]
@@ -996,13 +998,19 @@ extension UserSimulator {
                     userCountry: user.home.code, noise: false, appleAccount: user))
         }
         let id = UserSimulator.appTransactionID(of: user)
-        for (account, purchase) in zip(accounts, made).dropFirst() {
-            try truth(
-                truthFor(
-                    .appleAccountFarm, "IAP-021", hit: true, tx: purchase.tx, order: purchase.order, user: account,
-                    note:
-                        "\(account.id) credited from Apple Account \(id) of \(user.id) (one Apple Account, 3 accounts)")
-            )
+        // One finding per Apple Account: it names the account that gained last (by its credit's time, then
+        // the larger id); the other is evidence.
+        let gained = zip(accounts, made).dropFirst()
+        let credited = { (m: Made) in m.credit?.creditedAt ?? m.tx.purchaseDate ?? 0 }
+        let latest = gained.max { a, b in
+            (credited(a.1), a.0.id) < (credited(b.1), b.0.id)
+        }?.0.id
+        for (account, purchase) in gained {
+            var t = truthFor(
+                .appleAccountFarm, "IAP-021", hit: true, tx: purchase.tx, order: purchase.order, user: account,
+                note: "\(account.id) credited from Apple Account \(id) of \(user.id) (one Apple Account, 3 accounts)")
+            t.inEvidence = account.id != latest
+            try truth(t)
         }
     }
 

@@ -122,7 +122,7 @@ final class WorldSink {
     func truth(_ t: TruthRecord) throws {
         try truth.writeLine(t.json.serialized)
         truthByPattern[t.pattern, default: 0] += 1
-        truthByRule[t.ruleID + (t.expectHit ? " hit" : " no-hit"), default: 0] += 1
+        truthByRule[t.ruleID + " " + t.expectation, default: 0] += 1
     }
 
     /// RFC 4180 quoting when needed.

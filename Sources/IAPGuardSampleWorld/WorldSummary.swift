@@ -8,7 +8,7 @@ public struct WorldSummary: Sendable, Hashable, Codable {
     public var fileLines: [String: Int]
     /// Truth lines per pattern.
     public var truthByPattern: [String: Int]
-    /// Truth lines per rule id and expectation, keyed `IAP-001 hit` / `IAP-001 no-hit`.
+    /// Truth lines per rule id and expectation, keyed `IAP-001 hit` / `IAP-001 no-hit` / `IAP-008 evidence`.
     public var truthByRule: [String: Int]
 
     /// A summary from its parts.

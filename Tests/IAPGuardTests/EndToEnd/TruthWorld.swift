@@ -67,6 +67,28 @@ struct TruthWorld {
             }
     }
 
+    /// The injected incidents of a truth file: runs of consecutive `hit` lines of one pattern (the generator
+    /// writes a scenario's lines together, and neighbouring scenarios have different patterns; `evidence`
+    /// lines of the same pattern do not break a run).
+    static func incidents(_ truth: [[String: String]]) -> [[[String: String]]] {
+        var out: [[[String: String]]] = []
+        var previous: String?
+        var open = false
+        for line in truth {
+            let pattern = line["pattern"] ?? ""
+            defer { previous = pattern }
+            if pattern != previous { open = false }
+            guard line["expect"] == "hit" else { continue }
+            if open, let last = out.indices.last {
+                out[last].append(line)
+            } else {
+                out.append([line])
+                open = true
+            }
+        }
+        return out
+    }
+
     /// Whether a finding is about the entity a truth line names: the same transaction, original transaction
     /// or order; or the same user for findings that are about a user, not a transaction.
     static func sameEntity(_ truth: [String: String], _ row: Row) -> Bool {

@@ -185,7 +185,7 @@ struct RuleEngineTests {
         #expect(result.stats[0].inconclusive == 1 && result.stats[0].hits == 1)
         let hit = try #require(result.findings.first { $0.outcome == .hit })
         #expect(hit.amountRef == 7490)
-        #expect(hit.evidence.contains { $0.kind == "order" })
+        #expect(hit.evidence.contains { $0.kind == "episode-purchase" })
     }
 
     @Test func backtestShowsNewGoneAndUnchangedHits() throws {
