@@ -173,10 +173,11 @@ extension UserSimulator {
             try sink.credit(newCredit(for: made.tx, order: order, to: other, at: at + rng.int64(300...3000)))
             let note = "credited to \(user.id) and \(other.id)"
             try truth(truthFor(.sharedTransaction, "IAP-002", hit: true, tx: made.tx, order: made.order, note: note))
+            // Credited once to each account: IAP-002's incident, never also a duplicate credit.
             try truth(
                 truthFor(
-                    .sharedTransaction, "IAP-001", hit: true, tx: made.tx, order: made.order, primary: false, note: note
-                ))
+                    .sharedTransaction, "IAP-001", hit: false, tx: made.tx, order: made.order,
+                    note: "\(note): once each, so not a duplicate credit (IAP-002 names the account that gained)"))
             // The second account is credited under the first buyer's applicationUsername.
             try truth(
                 truthFor(
