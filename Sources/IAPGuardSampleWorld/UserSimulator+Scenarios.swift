@@ -178,7 +178,8 @@ extension UserSimulator {
                 truthFor(
                     .sharedTransaction, "IAP-001", hit: false, tx: made.tx, order: made.order,
                     note: "\(note): once each, so not a duplicate credit (IAP-002 names the account that gained)"))
-            // The second account is credited under the first buyer's applicationUsername.
+            // The payment carries the buyer's applicationUsername (the first order's); the second account's
+            // own order and username came later, so its credit is not the marker owner's.
             try truth(
                 truthFor(
                     .sharedTransaction, "IAP-012", hit: true, tx: made.tx, order: order, user: other, primary: false,
