@@ -209,7 +209,7 @@ final class UserSimulator {
             token: ch == .jws ? (token ?? owner.token) : nil)
         // The buyer's own Apple Account, unless the scenario says whose device paid.
         tx.appTransactionID = UserSimulator.appTransactionID(of: appleAccount ?? owner)
-        offer?.apply(to: &tx)
+        offer?.apply(to: &tx, periodDays: product.periodDays)
         var receivedAt = time + rng.int64(2000...40000)
         var creditAt = receivedAt + rng.int64(200...3000)
         let willCredit = credited && creditAt < p.end && receivedAt < p.end

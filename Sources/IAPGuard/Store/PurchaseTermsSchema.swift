@@ -4,9 +4,9 @@
 /// `apple_transaction` and `apple_sighting` gain the offer (`offer_type`, `offer_identifier`,
 /// `offer_discount_type`, `offer_period`), the billing plan (`billing_plan_type`, and `commitment_info` as
 /// JSON text), `advanced_commerce_info` (JSON text: items, their refunds and revocations) and
-/// `unknown_fields` (a JSON object of the payload's members outside Apple's documented schema). The
-/// `transactions` and `sightings` views are recreated with every column they had plus these. Plain SQL that
-/// SQLite and PostgreSQL both run.
+/// `unknown_fields` (a JSON object of the payload's members outside Apple's documented schema);
+/// `notification` gains `unknown_fields` too. The `transactions`, `sightings` and `notifications` views are
+/// recreated with every column they had plus these. Plain SQL that SQLite and PostgreSQL both run.
 enum PurchaseTermsSchema {
     static let migration = Schema.Migration(version: 16, name: "offers, billing plans and unknown fields", sql: sql)
 
@@ -23,6 +23,8 @@ enum PurchaseTermsSchema {
             columns.map { "ALTER TABLE \(table) ADD COLUMN \($0.name) \($0.type);" }
         }
         return alters.joined(separator: "\n") + """
+
+            ALTER TABLE notification ADD COLUMN unknown_fields TEXT;
 
             DROP VIEW transactions;
             CREATE VIEW transactions AS
@@ -43,6 +45,14 @@ enum PurchaseTermsSchema {
                        submitted_by_user_id, submitted_order_id, received_at, verification, verification_reason,
                        verification_detail, anomalies, first_run_id, app_transaction_id, \(added)
                 FROM apple_sighting;
+            DROP VIEW notifications;
+            CREATE VIEW notifications AS
+                SELECT notification_uuid, notification_type, subtype, signed_date, environment, bundle_id,
+                       app_apple_id, transaction_id, original_transaction_id, product_id, revocation_date,
+                       revocation_reason, revocation_percentage, auto_renew_product_id, auto_renew_status,
+                       consumption_request_reason, verification, verification_reason, verification_detail,
+                       source_name, source_ref, first_run_id, app_transaction_id, unknown_fields
+                FROM notification;
             """
     }()
 }

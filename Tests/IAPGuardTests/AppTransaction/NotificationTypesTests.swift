@@ -139,5 +139,26 @@ import Testing
         #expect(transactions.count == 6)
         #expect(transactions.allSatisfy { $0.hasSuffix("|verified|4|come-back-50|1") }, "\(transactions)")
         #expect(try world.rows(config, "SELECT COUNT(*) FROM quarantine") == [["0"]])
+        // Fields outside Apple's schema are kept as text; documented ones are not copied.
+        let unknown = try world.rows(
+            config, "SELECT notification_type, unknown_fields FROM notifications WHERE unknown_fields IS NOT NULL")
+        #expect(unknown == [["SOME_FUTURE_TYPE", #"{"futureBlock":{"x":1}}"#]])
+    }
+
+    @Test func unknownMembersOfTheNotificationAndItsDataAreKeptAsText() throws {
+        var data: [String: Any] = ["bundleId": "com.example.coins", "environment": "Production", "appAppleId": 42]
+        data["status"] = 1
+        data["bundleVersion"] = "1.2"
+        data["newDataField"] = [true, "x"]
+        let payload = World.json([
+            "notificationType": "FUTURE_TYPE", "notificationUUID": "00000000-0000-4000-8000-000000000031",
+            "signedDate": World.signedDate, "version": "2.0", "data": data, "futureTop": 5,
+        ])
+        let signed = try World.good.sign(payload: payload)
+        let line = String(decoding: World.json(["signedPayload": signed]), as: UTF8.self)
+        let parser = NotificationParser(sourceName: "apple", verifier: try World.verifier())
+        let (n, _) = try parser.parse(JSONObject.parse(line.utf8), payloadHash: "h", location: "n:1")
+        #expect(n.verification == .verified)
+        #expect(n.unknownFields == #"{"futureTop":5,"data.newDataField":[true,"x"]}"#)
     }
 }

@@ -56,7 +56,7 @@ import Testing
     static var termsColumnsDropped: String {
         ["apple_transaction", "apple_sighting"].flatMap { table in
             PurchaseTermsSchema.columns.map { "ALTER TABLE \(table) DROP COLUMN \($0.name);\n" }
-        }.joined()
+        }.joined() + "ALTER TABLE notification DROP COLUMN unknown_fields;\n"
     }
 
     /// Migration 6 gained its `verification` indexes after stores had been built with it: such a store
