@@ -72,6 +72,13 @@ import Testing
         #expect(t.offerType == Int64(type) && t.offerDiscountType == mode && t.offerPeriod == period)
     }
 
+    @Test func anUnknownKeyGivenTwiceIsStillRefusedBeforeVerification() throws {
+        let text = String(decoding: Self.offerTransaction(), as: UTF8.self)
+        let doubled = String(text.dropLast()) + #","futureSignal":{"score":1}}"#
+        let signed = try World.good.sign(payload: Data(doubled.utf8))
+        #expect(throws: CompactJWS.FormatError.self) { try CompactJWS(signed) }
+    }
+
     /// Each case: the member, its value as JSON text, and the field the error must name.
     @Test(arguments: [
         ("offerType", #""3""#, "offerType"),
@@ -145,6 +152,33 @@ import Testing
         try store.migrate()
         try RefundReversalTests.write(try Self.batches, to: store, rowByRow: rowByRow)
         #expect(try Self.stored(store) == Self.expected)
+    }
+
+    // MARK: Findings
+
+    @Test func aDisplayedPriceMismatchFromAnOfferNamesTheOfferInItsEvidence() throws {
+        let store = try SQLiteStore(path: ":memory:")
+        try store.migrate()
+        var batch = IngestBatch()
+        var offer = try Self.sighting(Self.offerTransaction(["price": 2490]), label: "offer")
+        offer.transaction.productID = "com.example.coins.pack1"
+        batch.sightings = [offer]
+        var order = BackendOrder(orderID: "o-1")
+        order.userID = "u-1"
+        order.transactionID = offer.transaction.transactionID
+        order.price = 4990
+        order.currency = "USD"
+        batch.orders = [(order, "orders", "orders.csv:2")]
+        try RefundReversalTests.write([batch], to: store)
+        let (rules, _) = RuleSet.load(from: Fixtures.repoRoot.appendingPathComponent("rules"))
+        let rule = try #require(rules.first { $0.id == "IAP-010" })
+        let result = try RuleEngine(store: store, referenceCurrency: "USD").evaluate(
+            rules: [rule], runID: 2, now: 1_800_000_000_000)
+        let finding = try #require(result.findings.first)
+        let terms = try #require(finding.evidence.first { $0.kind == "purchase-terms" })
+        let fields = Dictionary(uniqueKeysWithValues: terms.fields.map { ($0.name, $0.value) })
+        #expect(fields["offer_type"] == "3" && fields["offer_identifier"] == "SPRING-CODE")
+        #expect(fields["offer_discount_type"] == "FREE_TRIAL" && fields["offer_period"] == "P1M")
     }
 
     // MARK: The lookup
