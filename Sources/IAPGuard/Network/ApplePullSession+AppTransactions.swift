@@ -1,94 +1,99 @@
 import Foundation
 
 extension ApplePullSession {
-    /// Get App Transaction Info for `bundle`: each credited, verified transaction stored without an
-    /// `appTransactionId` is asked about once (in transaction id order, at most
-    /// ``AppStoreAPIConfig/Pull/appTransactionCalls(maxCallsPerRun:)`` calls per run); the signed app
-    /// transaction Apple returns must verify (Apple's chain, a configured app and environment), name this
-    /// app's bundle and the environment asked, and carry an `appTransactionId`, which is then stored against
-    /// the transaction. A transaction Apple has no app transaction for is asked again after
-    /// `notFoundRecheck`; one whose answer did not verify is reported and asked again next run.
+    /// Get App Transaction Info for `bundle`: the credited, verified transactions stored without an
+    /// `appTransactionId` are asked about in transaction id order, on from where the last run stopped (a
+    /// cursor, so a run reads only the rows it asks about), at most
+    /// ``AppStoreAPIConfig/Pull/appTransactionCalls(maxCallsPerRun:)`` per run. The signed app transaction
+    /// Apple returns must verify (Apple's chain, a configured app and environment), name this app's bundle
+    /// and the environment asked, and carry an `appTransactionId`, which is then stored against the
+    /// transaction. New transactions (higher ids) are reached as they come; once per `notFoundRecheck` the
+    /// cursor starts over, so a transaction Apple had no app transaction for, or whose answer did not verify,
+    /// is asked again. A call that fails leaves the cursor before it.
     func pullAppTransactionInfo(bundle: String, clients: [AppleEnvironment: AppStoreServerAPIClient]) throws {
         guard canCall, let recorder = store as? AppTransactionRecorder else { return }
         let limit = source.pull.appTransactionCalls(maxCallsPerRun: source.maxCallsPerRun)
         let nowMs = now()
-        var candidates: [(id: String, environment: AppleEnvironment)] = []
+        let cursorKey = "app-transaction/\(bundle)/cursor"
+        var cursor = try PullWatermark.load(store, source: source.name, key: cursorKey) ?? PullWatermark()
+        var after = cursor.sweepAfter ?? ""
+        if let started = cursor.sweepStartedAt, nowMs - started >= notFoundRecheck {
+            after = ""
+            cursor.sweepStartedAt = nil
+        }
+        if cursor.sweepStartedAt == nil { cursor.sweepStartedAt = nowMs }
+        var rows: [(id: String, environment: String?)] = []
         try store.query(
             """
             SELECT t.transaction_id, t.environment FROM transactions t
             WHERE t.bundle_id = :bundle AND t.verification = 'verified' AND t.app_transaction_id IS NULL
+              AND t.transaction_id > :after
               AND EXISTS (SELECT 1 FROM credits c WHERE c.transaction_id = t.transaction_id AND c.user_id IS NOT NULL)
             ORDER BY t.transaction_id
-            """, parameters: ["bundle": .text(bundle)]
+            LIMIT :limit
+            """, parameters: ["bundle": .text(bundle), "after": .text(after), "limit": .integer(Int64(limit))]
         ) { _, row in
-            if let id = row[0].textValue, Self.isAppleTransactionID(id),
-                let environment = row[1].textValue.flatMap(AppleEnvironment.init(appleValue:)),
-                clients[environment] != nil
-            {
-                candidates.append((id, environment))
-            }
+            if let id = row[0].textValue { rows.append((id, row[1].textValue)) }
         }
-        var calls = 0
-        for (index, candidate) in candidates.enumerated() {
-            let key = "app-transaction/\(bundle)/\(candidate.environment.rawValue)/\(candidate.id)"
-            if let mark = try PullWatermark.load(store, source: source.name, key: key), let notFound = mark.notFoundAt,
-                nowMs - notFound < notFoundRecheck
-            {
+        var stopped = false
+        for (index, row) in rows.enumerated() {
+            guard Self.isAppleTransactionID(row.id),
+                let environment = row.environment.flatMap(AppleEnvironment.init(appleValue:)),
+                let client = clients[environment]
+            else {
+                after = row.id
                 continue
             }
-            guard calls < limit, let client = clients[candidate.environment], takeCall() else {
-                let why = calls >= limit ? "app_transaction_calls reached" : outOfCalls
+            guard takeCall() else {
                 summary.left.append(
-                    "app transaction info: \(candidates.count - index) transaction(s) of \(bundle) not asked (\(why))")
-                return
+                    "app transaction info: \(rows.count - index) transaction(s) of \(bundle) not asked (\(outOfCalls))")
+                stopped = true
+                break
             }
-            calls += 1
-            let what =
-                "app transaction info of \(bundle) (\(candidate.environment.rawValue)) for transaction \(candidate.id)"
+            let what = "app transaction info of \(bundle) (\(environment.rawValue)) for transaction \(row.id)"
             let signed: String?
             do {
-                signed = try client.appTransactionInfo(transactionID: candidate.id)
+                signed = try client.appTransactionInfo(transactionID: row.id)
                 consecutiveFailures = 0
             } catch let error as AppStoreAPIError
-                where (400..<500).contains(error.status) && error.status != 429
-                && error.status != 401 && error.status != 403
+                where (400..<500).contains(error.status) && ![401, 403, 429].contains(error.status)
             {
-                // Apple has no app transaction for this id (not found, or a type it does not cover).
+                // Apple has no app transaction for this id (not found, or a kind it does not cover).
                 consecutiveFailures = 0
                 logger.debug("no app transaction", metadata: ["what": "\(what)", "error": "\(error)"])
                 signed = nil
             } catch {
                 failed("\(what): \(error)")
                 summary.left.append("\(what) (the call failed)")
-                continue
+                stopped = true
+                break
             }
-            var mark = PullWatermark()
-            mark.checkedAt = nowMs
             if let signed {
-                switch appTransactionID(
-                    signed, bundle: bundle, environment: candidate.environment, transactionID: candidate.id)
-                {
+                switch appTransactionID(signed, bundle: bundle, environment: environment) {
                 case .success(let appTransactionID):
-                    if try recorder.recordAppTransactionID(appTransactionID, forTransaction: candidate.id, runID: runID)
-                    {
+                    if try recorder.recordAppTransactionID(appTransactionID, forTransaction: row.id, runID: runID) {
                         summary.appTransactions += 1
                     }
                 case .failure(let problem):
                     summary.errors.append("\(what): \(problem.message)")
-                    continue
                 }
-            } else {
-                mark.notFoundAt = nowMs
             }
-            try mark.save(store, source: source.name, key: key, runID: runID)
+            after = row.id
         }
+        if !stopped, rows.count == limit {
+            summary.left.append(
+                "app transaction info of \(bundle): app_transaction_calls reached at transaction \(after); the next run goes on"
+            )
+        }
+        cursor.sweepAfter = after.isEmpty ? nil : after
+        cursor.checkedAt = nowMs
+        try cursor.save(store, source: source.name, key: cursorKey, runID: runID)
     }
 
-    /// The `appTransactionId` of a signed app transaction Apple returned for `transactionID`, or why it cannot
-    /// be stored.
-    func appTransactionID(
-        _ signed: String, bundle: String, environment: AppleEnvironment, transactionID: String
-    ) -> Result<String, RecordError> {
+    /// The `appTransactionId` of a signed app transaction Apple returned, or why it cannot be stored.
+    func appTransactionID(_ signed: String, bundle: String, environment: AppleEnvironment) -> Result<
+        String, RecordError
+    > {
         let jws: CompactJWS
         do {
             jws = try CompactJWS(signed)

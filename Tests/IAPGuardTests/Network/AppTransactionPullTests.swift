@@ -4,9 +4,10 @@ import Testing
 @testable import IAPGuard
 @testable import IAPGuardTesting
 
-/// Get App Transaction Info in the pull: off unless configured; each credited, verified transaction without
-/// an `appTransactionId` is asked about once; only a verified app transaction of this app and environment is
-/// stored; the calls stay inside their own cap and the source's budget.
+/// Get App Transaction Info in the pull: off unless configured; the credited, verified transactions without
+/// an `appTransactionId` are asked about in id order from a cursor (new ones as they come, all again a week
+/// on); only a verified app transaction of this app and environment is stored; the calls stay inside their
+/// own cap and the source's budget.
 @Suite("App transaction info in the pull")
 struct AppTransactionPullTests {
     static let credited = ["2300000000000001", "2300000000000002", "2300000000000003"]
@@ -75,10 +76,25 @@ struct AppTransactionPullTests {
             try world.rows(store, "SELECT entity_key, field FROM change_log WHERE field = 'app_transaction_id'")
                 == [["2300000000000001", "app_transaction_id"]])
 
-        // Next run: the stored one is not asked again, nor the one Apple has none for; the rejected one is.
-        let again = try ApplePullerTests.pull(world, config, store)
-        #expect(again.appTransactions == 0)
-        #expect(Self.asked(world) == Self.credited + ["2300000000000002"])
+        // Next run: nothing new, nothing asked. A transaction credited later is asked on its own.
+        _ = try ApplePullerTests.pull(world, config, store)
+        #expect(Self.asked(world) == Self.credited)
+        let later = "2300000000000004"
+        world.fake.addHistory(
+            try world.signedTransaction(later), transactionID: later, environment: .production, customer: later)
+        try world.credit(store, [later], runID: 0)
+        _ = try ApplePullerTests.pull(world, config, store)
+        #expect(Self.asked(world) == Self.credited + [later])
+
+        // A week on, the cursor starts over: what Apple had none for, or did not verify, is asked again.
+        let runID = try store.beginRun(
+            RunStart(
+                startedAt: Clock.nowMillis(), windowSince: nil, windowUntil: nil, configHash: "t", toolVersion: "t"))
+        let weekOn = ApplePuller(
+            config: config, verifier: try world.verifier(config), logger: world.logger, sleep: { _ in },
+            now: { Clock.nowMillis() + 8 * 86_400_000 })
+        _ = try weekOn.pull(store: store, runID: runID)
+        #expect(Self.asked(world) == Self.credited + [later, Self.credited[1], Self.credited[2], later])
     }
 
     @Test func itIsOffUnlessConfigured() throws {
@@ -101,7 +117,10 @@ struct AppTransactionPullTests {
         try world.credit(store, Self.credited, runID: 0)
         let summary = try ApplePullerTests.pull(world, config, store)
         #expect(Self.asked(world) == [Self.credited[0]])
-        #expect(summary.left.contains { $0.contains("app transaction info: 2 transaction(s)") }, "\(summary.left)")
+        #expect(summary.left.contains { $0.contains("app_transaction_calls reached") }, "\(summary.left)")
+        // The next run goes on from there.
+        _ = try ApplePullerTests.pull(world, config, store)
+        #expect(Self.asked(world) == [Self.credited[0], Self.credited[1]])
     }
 
     @Test(arguments: [("Sandbox", NetworkTestWorld.bundleID), ("Production", "com.other.app")])
