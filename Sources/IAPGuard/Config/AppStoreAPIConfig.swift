@@ -23,7 +23,7 @@ public struct AppStoreAPIConfig: Sendable, Hashable {
         /// `max_calls_per_run`. See ``refundSweepCalls(maxCallsPerRun:)``.
         public var refundSweep: Int?
         /// Get App Transaction Info for credited, verified transactions stored without an `appTransactionId`
-        /// (`app_transaction_info`; off by default: it spends calls on every such transaction once).
+        /// (`app_transaction_info`; off by default: it spends a call on each such transaction).
         public var appTransactionInfo: Bool = false
         /// Calls Get App Transaction Info may take per app and run (`app_transaction_calls`); `nil`: a quarter
         /// of `max_calls_per_run`. See ``appTransactionCalls(maxCallsPerRun:)``.
