@@ -10,13 +10,11 @@ extension JSONObject {
     }
 
     /// The members whose keys are not in `known`, as one compact JSON object text; `nil` when there are none.
-    public func unknownMembers(known: Set<String>) -> String? {
+    public func unknownMembers(known: JSONKeySet) -> String? {
         var out: [UInt8] = []
-        for (key, value) in document.members(ofObject: index) {
-            let name = document.string(at: key)
-            guard !known.contains(name) else { continue }
+        for (key, value) in document.members(ofObject: index, notIn: known) {
             out.append(out.isEmpty ? UInt8(ascii: "{") : UInt8(ascii: ","))
-            JSONDocument.writeString(name, to: &out)
+            JSONDocument.writeString(document.string(at: key), to: &out)
             out.append(UInt8(ascii: ":"))
             Self.writeText(document, value, to: &out)
         }

@@ -1,42 +1,52 @@
 extension NotificationParser {
     /// The members of `responseBodyV2DecodedPayload` Apple documents.
-    static let documentedKeys: Set<String> = [
+    static let documentedKeys = JSONKeySet([
         "notificationType", "subtype", "notificationUUID", "data", "summary", "externalPurchaseToken", "appData",
         "version", "signedDate",
-    ]
+    ])
 
     /// The documented members of each nested object (`data`, `summary`, `appData`, `externalPurchaseToken`).
-    static let documentedNestedKeys: [String: Set<String>] = [
-        "data": [
-            "appAppleId", "bundleId", "bundleVersion", "environment", "signedTransactionInfo", "signedRenewalInfo",
-            "status", "consumptionRequestReason",
-        ],
-        "summary": [
-            "requestIdentifier", "environment", "appAppleId", "bundleId", "productId", "storefrontCountryCodes",
-            "failedCount", "succeededCount",
-        ],
-        "appData": ["appAppleId", "bundleId", "environment", "signedAppTransactionInfo"],
-        "externalPurchaseToken": ["externalPurchaseId", "tokenCreationDate", "appAppleId", "bundleId"],
+    static let documentedNestedKeys: [(name: String, keys: JSONKeySet)] = [
+        ("appData", JSONKeySet(["appAppleId", "bundleId", "environment", "signedAppTransactionInfo"])),
+        (
+            "data",
+            JSONKeySet([
+                "appAppleId", "bundleId", "bundleVersion", "environment", "signedTransactionInfo", "signedRenewalInfo",
+                "status", "consumptionRequestReason",
+            ])
+        ),
+        ("externalPurchaseToken", JSONKeySet(["externalPurchaseId", "tokenCreationDate", "appAppleId", "bundleId"])),
+        (
+            "summary",
+            JSONKeySet([
+                "requestIdentifier", "environment", "appAppleId", "bundleId", "productId", "storefrontCountryCodes",
+                "failedCount", "succeededCount",
+            ])
+        ),
     ]
 
     /// The payload's members outside Apple's schema as one compact JSON object text (a nested object's are
     /// keyed `<object>.<name>`), or `nil` when there are none. Kept so a field Apple adds is never dropped.
     static func unknownFields(of payload: JSONObject) throws -> String? {
-        var parts: [String] = []
-        if let top = payload.unknownMembers(known: documentedKeys) { parts.append(String(top.dropFirst().dropLast())) }
-        for (name, known) in documentedNestedKeys.sorted(by: { $0.key < $1.key }) {
-            guard payload.has(name), let nested = try? payload.object(name),
-                let text = nested.unknownMembers(known: known)
-            else { continue }
-            let object = try JSONObject.parse(text.utf8)
-            for (key, value) in object.document.members(ofObject: object.index) {
-                var out: [UInt8] = []
-                JSONDocument.writeString("\(name).\(object.document.string(at: key))", to: &out)
-                out.append(UInt8(ascii: ":"))
-                JSONObject.writeText(object.document, value, to: &out)
-                parts.append(String(decoding: out, as: UTF8.self))
+        var out: [UInt8] = []
+        func add(_ name: String, _ document: JSONDocument, _ value: Int) {
+            out.append(out.isEmpty ? UInt8(ascii: "{") : UInt8(ascii: ","))
+            JSONDocument.writeString(name, to: &out)
+            out.append(UInt8(ascii: ":"))
+            JSONObject.writeText(document, value, to: &out)
+        }
+        let document = payload.document
+        for (key, value) in document.members(ofObject: payload.index, notIn: documentedKeys) {
+            add(document.string(at: key), document, value)
+        }
+        for (name, known) in documentedNestedKeys {
+            guard let nested = try payload.object(name) else { continue }
+            for (key, value) in document.members(ofObject: nested.index, notIn: known) {
+                add("\(name).\(document.string(at: key))", document, value)
             }
         }
-        return parts.isEmpty ? nil : "{" + parts.joined(separator: ",") + "}"
+        guard !out.isEmpty else { return nil }
+        out.append(UInt8(ascii: "}"))
+        return String(decoding: out, as: UTF8.self)
     }
 }

@@ -1,14 +1,14 @@
 extension SignedTransactionParser {
     /// Every member of Apple's `JWSTransactionDecodedPayload` (App Store Server API 1.21). Members outside
     /// this list are fields Apple added later: kept as ``AppleTransaction/unknownFields``, never refused.
-    static let documentedKeys: Set<String> = [
+    static let documentedKeys = JSONKeySet([
         "originalTransactionId", "transactionId", "webOrderLineItemId", "bundleId", "productId",
         "subscriptionGroupIdentifier", "purchaseDate", "originalPurchaseDate", "expiresDate", "quantity", "type",
         "appAccountToken", "inAppOwnershipType", "signedDate", "revocationReason", "revocationDate", "isUpgraded",
         "offerType", "offerIdentifier", "environment", "storefront", "storefrontId", "transactionReason", "currency",
         "price", "offerDiscountType", "appTransactionId", "offerPeriod", "revocationType", "revocationPercentage",
         "advancedCommerceInfo", "billingPlanType", "commitmentInfo",
-    ]
+    ])
 
     /// Reads the terms of the purchase — the offer, the billing plan and commitment, Advanced Commerce items —
     /// and the members Apple's schema does not name. Known fields of the wrong JSON type are `schema` errors

@@ -72,6 +72,13 @@ import Testing
         #expect(t.offerType == Int64(type) && t.offerDiscountType == mode && t.offerPeriod == period)
     }
 
+    @Test func escapedKeysAreToldApartAfterUnescaping() throws {
+        let text = #"{"transactionId":"1","productId":"p","purchaseDate":1,"offer\u0054ype":2,"fu\u0074ure":"x"}"#
+        let t = try SignedTransactionParser.transaction(from: JSONObject.parse(Array(text.utf8)))
+        #expect(t.offerType == 2)
+        #expect(t.unknownFields == #"{"future":"x"}"#)
+    }
+
     @Test func anUnknownKeyGivenTwiceIsStillRefusedBeforeVerification() throws {
         let text = String(decoding: Self.offerTransaction(), as: UTF8.self)
         let doubled = String(text.dropLast()) + #","futureSignal":{"score":1}}"#
