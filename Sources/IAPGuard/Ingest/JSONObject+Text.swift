@@ -42,6 +42,7 @@ extension JSONObject {
         }
     }
 
+    /// Appends the value at tape index `at` of `document` to `out` as compact JSON text.
     static func writeText(_ document: JSONDocument, _ at: Int, to out: inout [UInt8]) {
         switch document.kind(at) {
         case .object:

@@ -233,6 +233,19 @@ struct PostgresPurchaseTermsTests {
         for store in [copying, rowByRow] {
             try RefundReversalTests.write(try PurchaseTermsTests.batches, to: store)
             #expect(try PurchaseTermsTests.stored(store) == PurchaseTermsTests.expected)
+            var n = AppleNotification(notificationUUID: "00000000-0000-4000-8000-000000000041")
+            n.notificationType = "FUTURE_TYPE"
+            n.unknownFields = #"{"futureTop":5}"#
+            n.sourceName = "apple"
+            n.sourceRef = "n:1"
+            n.payloadHash = "n-41"
+            var batch = IngestBatch()
+            batch.notifications = [n]
+            try RefundReversalTests.write([batch], to: store)
+            #expect(
+                try store.rows("SELECT notification_type, unknown_fields FROM notifications", [:]).map {
+                    $0.map { $0.textValue ?? "NULL" }
+                } == [["FUTURE_TYPE", #"{"futureTop":5}"#]])
         }
     }
 }
