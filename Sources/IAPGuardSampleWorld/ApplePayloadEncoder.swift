@@ -39,6 +39,10 @@ enum ApplePayloadEncoder {
             ("price", .num(t.price)),
             ("currency", .str(t.currency)),
             ("appTransactionId", .str(t.appTransactionID)),
+            ("offerType", .num(t.offerType)),
+            ("offerIdentifier", .str(t.offerIdentifier)),
+            ("offerDiscountType", .str(t.offerDiscountType)),
+            ("offerPeriod", .str(t.offerPeriod)),
         ])
     }
 

@@ -195,7 +195,7 @@ final class UserSimulator {
         storefront: WorldCatalog.Storefront? = nil, environment: String = "Production", buyer: UserProfile? = nil,
         credited: Bool = true, quantity: Int64 = 1, userCountry: String? = nil, noise: Bool = true,
         token: String? = nil, creditUnits: Int64? = nil, reversedAt: Int64? = nil, reversalReason: String? = nil,
-        consumedAt: Int64? = nil, appleAccount: UserProfile? = nil
+        consumedAt: Int64? = nil, appleAccount: UserProfile? = nil, offer: WorldOffer? = nil
     ) throws -> Made {
         let owner = buyer ?? user
         var ch = channel ?? (owner.storeKit2 ? .jws : .legacy)
@@ -209,6 +209,7 @@ final class UserSimulator {
             token: ch == .jws ? (token ?? owner.token) : nil)
         // The buyer's own Apple Account, unless the scenario says whose device paid.
         tx.appTransactionID = UserSimulator.appTransactionID(of: appleAccount ?? owner)
+        offer?.apply(to: &tx, periodDays: product.periodDays)
         var receivedAt = time + rng.int64(2000...40000)
         var creditAt = receivedAt + rng.int64(200...3000)
         let willCredit = credited && creditAt < p.end && receivedAt < p.end
@@ -269,9 +270,10 @@ final class UserSimulator {
     /// `until` (or the window's end). Returns the initial purchase and the renewals.
     @discardableResult
     func subscribe(
-        _ product: WorldCatalog.Product, at time: Int64, until: Int64? = nil, channel: Channel? = nil
+        _ product: WorldCatalog.Product, at time: Int64, until: Int64? = nil, channel: Channel? = nil,
+        offer: WorldOffer? = nil
     ) throws -> (initial: Made, renewals: [AppleTransaction]) {
-        let initial = try buy(product, at: time, channel: channel)
+        let initial = try buy(product, at: time, channel: channel, offer: offer)
         let tokenTx = initial.tx
         try notify(
             "SUBSCRIBED", subtype: "INITIAL_BUY", about: tokenTx, at: initial.receivedAt + rng.int64(1000...20000))
@@ -359,7 +361,7 @@ final class UserSimulator {
             let product = rng.chance(0.6) ? WorldCatalog.plusWeekly : WorldCatalog.plusMonthly
             let startAt = randomTimes(1, to: p.start + (p.end - p.start) * 7 / 10)[0]
             let until = rng.chance(0.3) ? startAt + Int64(product.periodDays * rng.int(2...4)) * WorldTime.day : p.end
-            try subscribe(product, at: startAt, until: until)
+            try subscribe(product, at: startAt, until: until, offer: WorldOffer.forSubscriber(userIndex: user.index))
         }
     }
 

@@ -22,6 +22,17 @@ public struct AppStoreAPIConfig: Sendable, Hashable {
         /// Customers the rolling refund sweep polls per app and run (`refund_sweep`); `nil`: a quarter of
         /// `max_calls_per_run`. See ``refundSweepCalls(maxCallsPerRun:)``.
         public var refundSweep: Int?
+        /// Get App Transaction Info for credited, verified transactions stored without an `appTransactionId`
+        /// (`app_transaction_info`; off by default: it spends a call on each such transaction).
+        public var appTransactionInfo: Bool = false
+        /// Calls Get App Transaction Info may take per app and run (`app_transaction_calls`); `nil`: a quarter
+        /// of `max_calls_per_run`. See ``appTransactionCalls(maxCallsPerRun:)``.
+        public var appTransactionCallLimit: Int?
+
+        /// Get App Transaction Info's calls per app and run.
+        public func appTransactionCalls(maxCallsPerRun: Int) -> Int {
+            max(1, appTransactionCallLimit ?? maxCallsPerRun / 4)
+        }
 
         /// The sweep's calls per app and run.
         public func refundSweepCalls(maxCallsPerRun: Int) -> Int {
@@ -191,7 +202,7 @@ extension ConfigReader {
                 p,
                 allowed: [
                     "notifications", "notification_types", "only_failures", "transaction_history", "refund_history",
-                    "refund_sweep",
+                    "refund_sweep", "app_transaction_info", "app_transaction_calls",
                 ],
                 at: where_)
             pull.notifications = try bool(p, "notifications", at: where_) ?? pull.notifications
@@ -206,6 +217,14 @@ extension ConfigReader {
                     throw ConfigError(file: file, key: "\(where_).refund_sweep", message: "expected at least 1")
                 }
                 pull.refundSweep = Int(sweep)
+            }
+            pull.appTransactionInfo = try bool(p, "app_transaction_info", at: where_) ?? pull.appTransactionInfo
+            if let calls = try integer(p, "app_transaction_calls", at: where_) {
+                guard calls >= 1 else {
+                    throw ConfigError(
+                        file: file, key: "\(where_).app_transaction_calls", message: "expected at least 1")
+                }
+                pull.appTransactionCallLimit = Int(calls)
             }
         }
         return AppStoreAPIConfig(

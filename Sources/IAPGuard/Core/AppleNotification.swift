@@ -19,6 +19,9 @@ public struct AppleNotification: Sendable, Hashable {
     public var consumptionRequestReason: String?
     /// The `appTransactionId` of the nested signed transaction or of `appData.signedAppTransactionInfo`.
     public var appTransactionID: String?
+    /// Members of the signed payload (and of its `data`, `summary` or `appData`) outside Apple's documented
+    /// schema, as a compact JSON object text (nested ones keyed `data.<name>`); `nil` when there are none.
+    public var unknownFields: String?
     public var verification: VerificationOutcome = .unverified
     public var sourceName: String = ""
     public var sourceRef: String = ""

@@ -1,9 +1,10 @@
 extension AppleTransaction {
     /// Exactly `String(describing: self)` — the text ``AppleSighting/sightingID`` hashes, so stored sighting
     /// ids do not change — built without reflection, which took most of the store's write time. A test pins
-    /// the equality; a new stored property must be added here in declaration order. `appTransactionID` is
-    /// deliberately left out (it is an account attribute, not the copy's identity), so ids stored before it
-    /// was read do not change.
+    /// the equality; a new stored property must be added here in declaration order. `appTransactionID` and the
+    /// purchase terms declared after it (offer, billing plan, Advanced Commerce, unknown fields) are
+    /// deliberately left out (the payload hash already tells such copies apart), so ids stored before they
+    /// were read do not change.
     var stableDescription: String {
         var text = "AppleTransaction(transactionID: " + transactionID.debugDescription
         text.reserveCapacity(700)

@@ -35,6 +35,25 @@ public struct AppleTransaction: Sendable, Hashable, Codable {
     /// stable across redownloads, refunds and storefront changes. Not part of ``AppleSighting/sightingID``,
     /// so sightings stored before it was read keep their ids.
     public var appTransactionID: String?
+    /// The subscription offer applied: `offerType` 1 introductory, 2 promotional, 3 offer code, 4 win-back
+    /// (a value Apple adds later is kept as it came).
+    public var offerType: Int64?
+    /// The promotional or win-back offer id, or the offer code's reference name.
+    public var offerIdentifier: String?
+    /// The offer's payment mode: `FREE_TRIAL`, `PAY_AS_YOU_GO`, `PAY_UP_FRONT` or `ONE_TIME`.
+    public var offerDiscountType: String?
+    /// The offer's duration, ISO 8601 (`P1M`, `P1Y`, …).
+    public var offerPeriod: String?
+    /// `BILLED_UPFRONT` or `MONTHLY` (a monthly plan with a 12-month commitment when ``commitmentInfo`` is set).
+    public var billingPlanType: String?
+    /// Apple's `commitmentInfo` (`TransactionCommitmentInfo`) as compact JSON text, its members checked.
+    public var commitmentInfo: String?
+    /// Apple's `advancedCommerceInfo` (items, their refunds and revocations) as compact JSON text, its
+    /// members checked.
+    public var advancedCommerceInfo: String?
+    /// The payload's members iapguard does not model (fields Apple adds later), as a compact JSON object text;
+    /// `nil` when there are none. Kept so nothing Apple signed is dropped.
+    public var unknownFields: String?
 
     public init(transactionID: String) {
         self.transactionID = transactionID

@@ -7,6 +7,13 @@ public protocol AppleRecordVerifier: Sendable {
     func verifyTransaction(_ jws: CompactJWS) -> VerificationOutcome
     /// Verifies a notification and, on their own, its nested signed transaction and renewal info.
     func verifyNotification(_ jws: CompactJWS) -> NotificationVerification
+    /// Verifies a signed app transaction (`JWSAppTransaction`, from Get App Transaction Info).
+    func verifyAppTransaction(_ jws: CompactJWS) -> VerificationOutcome
+}
+
+extension AppleRecordVerifier {
+    /// A verifier that cannot check app transactions leaves them unverified (never trusted).
+    public func verifyAppTransaction(_ jws: CompactJWS) -> VerificationOutcome { .unverified }
 }
 
 /// Marks every signed record `unverified`: nothing unchecked is ever treated as verified.

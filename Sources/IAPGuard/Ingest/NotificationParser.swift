@@ -51,6 +51,7 @@ public struct NotificationParser: Sendable {
         n.bundleID = try data?.string("bundleId")
         n.appAppleID = try data?.int64("appAppleId")
         n.consumptionRequestReason = try data?.string("consumptionRequestReason")
+        n.unknownFields = try Self.unknownFields(of: payload)
 
         var sighting: AppleSighting?
         if let signedTransaction = try data?.string("signedTransactionInfo") {

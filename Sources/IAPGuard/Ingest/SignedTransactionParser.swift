@@ -53,6 +53,8 @@ public struct SignedTransactionParser: Sendable {
     /// `transactionId`, `productId` and `purchaseDate` are required, ids and codes are JSON strings, dates and
     /// amounts JSON integers. Anything else is a `schema:` error naming the field (a payload of another
     /// shape is not Apple's, however well signed). `price` 0 is a real price (free offers) and is accepted.
+    /// Offer, billing-plan and Advanced Commerce fields are read by ``readTerms(_:into:)``; members Apple's
+    /// schema does not name are kept as text.
     public static func transaction(from p: JSONObject) throws -> AppleTransaction {
         var t = AppleTransaction(transactionID: try p.requiredSchemaString("transactionId"))
         t.originalTransactionID = try p.schemaString("originalTransactionId")
@@ -77,6 +79,7 @@ public struct SignedTransactionParser: Sendable {
         t.revocationPercentage = try p.schemaInteger("revocationPercentage")
         t.signedDate = try p.schemaInteger("signedDate")
         t.appTransactionID = try p.schemaString("appTransactionId")
+        try readTerms(p, into: &t)
         return t
     }
 }

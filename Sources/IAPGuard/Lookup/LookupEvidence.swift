@@ -28,6 +28,20 @@ public struct LookupEvidence: Sendable, Hashable, Codable {
         public var conflictCount: Int64
         /// Apple's `appTransactionId` (the Apple Account), when the signed copy carried one.
         public var appTransactionID: String? = nil
+        /// The subscription offer: `offerType` (1 introductory, 2 promotional, 3 offer code, 4 win-back),
+        /// its id or code name, payment mode (`FREE_TRIAL`, `PAY_AS_YOU_GO`, `PAY_UP_FRONT`, `ONE_TIME`) and
+        /// ISO 8601 duration.
+        public var offerType: Int64? = nil
+        public var offerIdentifier: String? = nil
+        public var offerDiscountType: String? = nil
+        public var offerPeriod: String? = nil
+        /// `BILLED_UPFRONT` or `MONTHLY`, and the commitment of a monthly plan (JSON text, as Apple signed it).
+        public var billingPlanType: String? = nil
+        public var commitmentInfo: String? = nil
+        /// Apple's `advancedCommerceInfo` (JSON text: items with their refunds and revocations).
+        public var advancedCommerceInfo: String? = nil
+        /// Signed members outside Apple's documented schema (JSON object text).
+        public var unknownFields: String? = nil
     }
 
     /// A row of the `sightings` view: one copy of a transaction as received, verified or not.

@@ -45,7 +45,8 @@ struct LookupStoreReader {
                    t.environment, t.storefront, t.currency, t.price, t.app_account_token, t.in_app_ownership_type,
                    t.transaction_reason, t.revocation_date, t.revocation_reason, t.revocation_type,
                    t.revocation_percentage, t.verification, t.sighting_count, t.conflict_count,
-                   t.app_transaction_id
+                   t.app_transaction_id, t.offer_type, t.offer_identifier, t.offer_discount_type, t.offer_period,
+                   t.billing_plan_type, t.commitment_info, t.advanced_commerce_info, t.unknown_fields
             FROM transactions t
             LEFT JOIN catalog k ON k.bundle_id = t.bundle_id AND k.product_id = t.product_id
             WHERE t.transaction_id IN \(list)
@@ -62,7 +63,11 @@ struct LookupStoreReader {
                 revocationDate: r.int("revocation_date"), revocationReason: r.int("revocation_reason"),
                 revocationType: r.text("revocation_type"), revocationPercentage: r.int("revocation_percentage"),
                 verification: r.text("verification") ?? "unverified", sightingCount: r.int("sighting_count") ?? 0,
-                conflictCount: r.int("conflict_count") ?? 0, appTransactionID: r.text("app_transaction_id"))
+                conflictCount: r.int("conflict_count") ?? 0, appTransactionID: r.text("app_transaction_id"),
+                offerType: r.int("offer_type"), offerIdentifier: r.text("offer_identifier"),
+                offerDiscountType: r.text("offer_discount_type"), offerPeriod: r.text("offer_period"),
+                billingPlanType: r.text("billing_plan_type"), commitmentInfo: r.text("commitment_info"),
+                advancedCommerceInfo: r.text("advanced_commerce_info"), unknownFields: r.text("unknown_fields"))
         }
     }
 

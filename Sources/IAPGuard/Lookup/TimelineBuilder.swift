@@ -29,9 +29,10 @@ struct TimelineBuilder {
         }
         for t in evidence.transactions {
             let ownership = t.inAppOwnershipType == "FAMILY_SHARED" ? ", family-shared" : ""
+            let terms = t.termsDescription.map { "; \($0)" } ?? ""
             add(
                 t.purchaseDate, .applePurchase,
-                "Apple purchase \(t.transactionID): \(t.productID ?? "?") for \(ClaimVerdictJudge.money(t.price, t.currency)) in \(t.storefront ?? "?") (\(t.environment ?? "?")\(ownership), \(t.verification))",
+                "Apple purchase \(t.transactionID): \(t.productID ?? "?") for \(ClaimVerdictJudge.money(t.price, t.currency)) in \(t.storefront ?? "?") (\(t.environment ?? "?")\(ownership), \(t.verification))\(terms)",
                 source: "transactions view (best of \(LookupService.plural(Int(t.sightingCount), "copy")))",
                 transaction: t.transactionID)
             let hasRevocationNotice = evidence.notifications.contains {

@@ -59,6 +59,21 @@ public struct AppStoreServerAPIClient: Sendable {
         }
     }
 
+    /// Get App Transaction Info: the customer's signed app transaction (`signedAppTransactionInfo`) for any of
+    /// their transaction ids, `nil` when Apple's answer holds none. Apple's "not found" errors throw.
+    public func appTransactionInfo(transactionID: String) throws -> String? {
+        try call(
+            method: "GET", path: "/inApps/v1/transactions/appTransactions/\(Self.segment(transactionID))", query: [],
+            body: nil
+        ) { object in
+            guard let value = object["signedAppTransactionInfo"], !(value is NSNull) else { return nil }
+            guard let signed = value as? String else {
+                throw MalformedBody(message: "signedAppTransactionInfo is not a string")
+            }
+            return signed
+        }
+    }
+
     // MARK: - Plumbing
 
     func signedTransactionPage(path: String, query: [(String, String)]) throws -> SignedTransactionPage {

@@ -18,7 +18,7 @@ final class ApplePullSession {
     var summary: ApplePullSummary
     /// Calls that failed in a row; at ``failureLimit`` the source stops for this run (Apple is down or
     /// unreachable: spending the budget on retries would only delay the rest of the run).
-    private var consecutiveFailures = 0
+    var consecutiveFailures = 0
     static let failureLimit = 3
 
     /// Apple keeps notification history this long (ms): 180 days in Production, 30 in Sandbox.
@@ -46,22 +46,22 @@ final class ApplePullSession {
     }
 
     /// Takes one call from the budget, or returns false when the budget is spent or a stop was requested.
-    private func takeCall() -> Bool {
+    func takeCall() -> Bool {
         guard canCall else { return false }
         budget -= 1
         summary.calls += 1
         return true
     }
 
-    private var canCall: Bool { budget > 0 && consecutiveFailures < Self.failureLimit && !shouldStop() }
+    var canCall: Bool { budget > 0 && consecutiveFailures < Self.failureLimit && !shouldStop() }
 
-    private var outOfCalls: String {
+    var outOfCalls: String {
         if shouldStop() { return "stop requested" }
         if consecutiveFailures >= Self.failureLimit { return "\(consecutiveFailures) calls in a row failed" }
         return "call budget spent"
     }
 
-    private func failed(_ message: String) {
+    func failed(_ message: String) {
         consecutiveFailures += 1
         summary.errors.append(message)
     }
@@ -517,7 +517,7 @@ final class ApplePullSession {
         return verified
     }
 
-    private func quarantine(_ location: String, _ reason: String, _ raw: String, _ hash: String) -> QuarantinedRecord {
+    func quarantine(_ location: String, _ reason: String, _ raw: String, _ hash: String) -> QuarantinedRecord {
         QuarantinedRecord(
             sourceName: source.name, location: location, reason: reason,
             rawExcerpt: String(decoding: Array(raw.utf8).prefix(4096), as: UTF8.self), rawHash: hash)

@@ -17,6 +17,8 @@ public struct ApplePullSummary: Sendable, Codable, Hashable {
     public var refundTransactions = 0
     /// Apple customers whose refund history was polled.
     public var refundCustomers = 0
+    /// Transactions whose `appTransactionId` Get App Transaction Info supplied (verified, then stored).
+    public var appTransactions = 0
     /// Credited transaction ids Apple did not know in any environment the app allows.
     public var transactionsNotFound: [String] = []
     /// Work left for the next run (the call budget ran out, a stop was requested, or a call failed).
@@ -34,6 +36,7 @@ public struct ApplePullSummary: Sendable, Codable, Hashable {
             "\(historyTransactions) history transaction(s) in \(historyPages) page(s)",
             "\(refundTransactions) refund(s) in \(refundPages) page(s) for \(refundCustomers) customer(s)",
         ]
+        if appTransactions > 0 { parts.append("\(appTransactions) Apple Account(s) from app transactions") }
         if !transactionsNotFound.isEmpty { parts.append("\(transactionsNotFound.count) transaction(s) not found") }
         if !left.isEmpty { parts.append("left for the next run: " + left.joined(separator: "; ")) }
         if !errors.isEmpty { parts.append("\(errors.count) failed call(s)") }

@@ -11,7 +11,10 @@ import Logging
 ///    has not seen verified (Production first; Sandbox only when the app allows Sandbox — a 4040010 never
 ///    makes it guess an environment; the other apps' credentials are tried before "not found");
 /// 3. **refund history** for credited customers with activity since the last poll, plus a rolling sweep
-///    (each Apple customer once).
+///    (each Apple customer once);
+/// 4. where enabled (`app_transaction_info`), **app transaction info** for credited, verified transactions
+///    stored without an `appTransactionId`: the signed app transaction is verified and its id stored
+///    against the transaction.
 ///
 /// Everything returned is signed: it goes through the same parsers and verifier as file sources
 /// (``NotificationParser``, ``SignedTransactionParser``, the configured ``AppleRecordVerifier``) and is
@@ -134,6 +137,10 @@ public struct ApplePuller {
                 default:
                     break
                 }
+            }
+            // After the three kinds above, so it spends only what they left of the budget.
+            if source.pull.appTransactionInfo {
+                try session.pullAppTransactionInfo(bundle: bundle, clients: clients)
             }
         }
         summary = session.summary

@@ -145,6 +145,14 @@ final class SQLiteBatchWriter {
         try statement.bind(integer: t.revocationPercentage, at: 21)
         try statement.bind(integer: t.signedDate, at: 22)
         try statement.bind(text: t.appTransactionID, at: 23)
+        try statement.bind(integer: t.offerType, at: 24)
+        try statement.bind(text: t.offerIdentifier, at: 25)
+        try statement.bind(text: t.offerDiscountType, at: 26)
+        try statement.bind(text: t.offerPeriod, at: 27)
+        try statement.bind(text: t.billingPlanType, at: 28)
+        try statement.bind(text: t.commitmentInfo, at: 29)
+        try statement.bind(text: t.advancedCommerceInfo, at: 30)
+        try statement.bind(text: t.unknownFields, at: 31)
     }
 
     // MARK: Orders and credits

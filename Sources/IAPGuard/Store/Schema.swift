@@ -29,6 +29,7 @@ public enum Schema {
         CaseSchema.migration,
         RefundReversalSchema.migration,
         AppTransactionSchema.migration,
+        PurchaseTermsSchema.migration,
     ]
 
     /// The newest schema version.

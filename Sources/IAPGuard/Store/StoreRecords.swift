@@ -27,6 +27,8 @@ enum StoreRecords {
         "quantity", "purchase_date", "original_purchase_date", "expires_date", "environment", "storefront", "currency",
         "price", "app_account_token", "in_app_ownership_type", "transaction_reason", "revocation_date",
         "revocation_reason", "revocation_type", "revocation_percentage", "signed_date", "app_transaction_id",
+        "offer_type", "offer_identifier", "offer_discount_type", "offer_period", "billing_plan_type", "commitment_info",
+        "advanced_commerce_info", "unknown_fields",
     ]
 
     static func values(of t: AppleTransaction) -> [SQLValue] {
@@ -36,7 +38,9 @@ enum StoreRecords {
             .of(t.expiresDate), .of(t.environment), .of(t.storefront), .of(t.currency), .of(t.price),
             .of(t.appAccountToken), .of(t.inAppOwnershipType), .of(t.transactionReason), .of(t.revocationDate),
             .of(t.revocationReason), .of(t.revocationType), .of(t.revocationPercentage), .of(t.signedDate),
-            .of(t.appTransactionID),
+            .of(t.appTransactionID), .of(t.offerType), .of(t.offerIdentifier), .of(t.offerDiscountType),
+            .of(t.offerPeriod), .of(t.billingPlanType), .of(t.commitmentInfo), .of(t.advancedCommerceInfo),
+            .of(t.unknownFields),
         ]
     }
 
@@ -227,7 +231,7 @@ enum StoreRecords {
         "app_apple_id", "transaction_id", "original_transaction_id", "product_id", "revocation_date",
         "revocation_reason", "revocation_percentage", "auto_renew_product_id", "auto_renew_status",
         "consumption_request_reason", "verification", "verification_reason", "verification_detail", "source_name",
-        "source_ref", "payload_hash", "first_run_id", "app_transaction_id",
+        "source_ref", "payload_hash", "first_run_id", "app_transaction_id", "unknown_fields",
     ]
 
     static func values(of n: AppleNotification, runID: Int64) -> [SQLValue] {
@@ -237,7 +241,7 @@ enum StoreRecords {
             .of(n.revocationDate), .of(n.revocationReason), .of(n.revocationPercentage), .of(n.autoRenewProductID),
             .of(n.autoRenewStatus), .of(n.consumptionRequestReason), .text(n.verification.status.rawValue),
             .of(n.verification.reason), .of(n.verification.detail), .text(n.sourceName), .text(n.sourceRef),
-            .text(n.payloadHash), .integer(runID), .of(n.appTransactionID),
+            .text(n.payloadHash), .integer(runID), .of(n.appTransactionID), .of(n.unknownFields),
         ]
     }
 

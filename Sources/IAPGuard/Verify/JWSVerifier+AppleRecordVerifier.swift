@@ -6,6 +6,9 @@ extension JWSVerifier: AppleRecordVerifier {
         verify(jws, as: .transaction)
     }
 
+    public func verifyAppTransaction(_ jws: CompactJWS) -> VerificationOutcome {
+        verify(jws, as: .appTransaction)
+    }
 }
 
 extension JWSVerifier {

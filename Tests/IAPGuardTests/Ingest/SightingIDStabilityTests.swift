@@ -6,12 +6,23 @@ import Testing
 /// The sighting id hashes the transaction's description; the fast description must be exactly the
 /// reflection one, or re-ingesting into an existing store would duplicate every sighting.
 @Suite struct SightingIDStabilityTests {
-    /// The reflection description without `appTransactionID` (the last property, left out of the id).
+    /// The reflection description without `appTransactionID` and the purchase terms after it (the last
+    /// properties, left out of the id).
     private func reflected(_ t: AppleTransaction) -> String {
         var plain = t
         plain.appTransactionID = nil
+        plain.offerType = nil
+        plain.offerIdentifier = nil
+        plain.offerDiscountType = nil
+        plain.offerPeriod = nil
+        plain.billingPlanType = nil
+        plain.commitmentInfo = nil
+        plain.advancedCommerceInfo = nil
+        plain.unknownFields = nil
         let text = String(describing: plain)
-        let suffix = ", appTransactionID: nil)"
+        let suffix =
+            ", appTransactionID: nil, offerType: nil, offerIdentifier: nil, offerDiscountType: nil, offerPeriod: nil,"
+            + " billingPlanType: nil, commitmentInfo: nil, advancedCommerceInfo: nil, unknownFields: nil)"
         return text.hasSuffix(suffix) ? String(text.dropLast(suffix.count)) + ")" : text
     }
 
@@ -55,6 +66,26 @@ import Testing
             transaction: t, sourceKind: .jws, sourceName: "s", sourceRef: "f:1", payloadHash: "h",
             verification: .unverified)
         t.appTransactionID = "704289572311812345"
+        let after = AppleSighting(
+            transaction: t, sourceKind: .jws, sourceName: "s", sourceRef: "f:1", payloadHash: "h",
+            verification: .unverified)
+        #expect(before.sightingID == after.sightingID)
+    }
+
+    @Test func thePurchaseTermsLeaveTheSightingIDUnchanged() {
+        var t = AppleTransaction(transactionID: "2000000000000003")
+        t.bundleID = "com.example.coins"
+        let before = AppleSighting(
+            transaction: t, sourceKind: .jws, sourceName: "s", sourceRef: "f:1", payloadHash: "h",
+            verification: .unverified)
+        t.offerType = 3
+        t.offerIdentifier = "SPRING"
+        t.offerDiscountType = "FREE_TRIAL"
+        t.offerPeriod = "P1M"
+        t.billingPlanType = "MONTHLY"
+        t.commitmentInfo = "{}"
+        t.advancedCommerceInfo = "{}"
+        t.unknownFields = "{\"x\":1}"
         let after = AppleSighting(
             transaction: t, sourceKind: .jws, sourceName: "s", sourceRef: "f:1", payloadHash: "h",
             verification: .unverified)

@@ -37,6 +37,19 @@ struct AppStoreAPIConfigTests {
         #expect(config.fxFetch == nil)
     }
 
+    @Test func appTransactionInfoIsOffByDefaultAndItsCallCapIsChecked() throws {
+        let base = "app_store_api: {issuer_id: i, key_id: K, key_file: k.p8, max_calls_per_run: 40"
+        let off = try #require(try parse(base + "}").appStoreAPI.first)
+        #expect(!off.pull.appTransactionInfo)
+        #expect(off.pull.appTransactionCalls(maxCallsPerRun: off.maxCallsPerRun) == 10)
+        let on = try #require(
+            try parse(base + ", pull: {app_transaction_info: true, app_transaction_calls: 3}}").appStoreAPI.first)
+        #expect(on.pull.appTransactionInfo)
+        #expect(on.pull.appTransactionCalls(maxCallsPerRun: on.maxCallsPerRun) == 3)
+        #expect(key(of: base + ", pull: {app_transaction_calls: 0}}") == "app_store_api.pull.app_transaction_calls")
+        #expect(key(of: base + ", pull: {app_transaction_info: maybe}}") == "app_store_api.pull.app_transaction_info")
+    }
+
     @Test func aFullSourceList() throws {
         let config = try parse(
             """

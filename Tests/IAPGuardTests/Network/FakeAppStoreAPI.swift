@@ -49,6 +49,8 @@ final class FakeAppStoreAPI: @unchecked Sendable {
     private var refunds: [Scope: [String: [String]]] = [:]
     private var notifications: [Scope: [Notification]] = [:]
     private var orders: [String: [String]] = [:]
+    /// Signed app transactions by the transaction id they are asked for.
+    private var appTransactions: [Scope: [String: String]] = [:]
     private var faults: [(pathContains: String, fault: Fault)] = []
     private var served: [String] = []
     private var jwtFailures: [String] = []
@@ -103,6 +105,15 @@ final class FakeAppStoreAPI: @unchecked Sendable {
         }
     }
     func addOrder(_ orderID: String, signed: [String]) { locked { orders[orderID] = signed } }
+    /// Serves `signed` (a signed app transaction) for Get App Transaction Info of `transactionID`.
+    func addAppTransaction(
+        _ signed: String, transactionID: String, environment: AppleEnvironment, bundle: String? = nil
+    ) {
+        locked {
+            appTransactions[Scope(bundle: bundle ?? bundleID, environment: environment), default: [:]][transactionID] =
+                signed
+        }
+    }
 
     /// Queues a fault for the next request whose path contains `pathContains`.
     func inject(_ fault: Fault, on pathContains: String = "/") {
@@ -173,6 +184,12 @@ final class FakeAppStoreAPI: @unchecked Sendable {
             reply = history(scope: scope, id: parts.last ?? "", revision: request.query["revision"], refunds: true)
         } else if route == "inApps/v1/notifications/history", request.method == "POST" {
             reply = notificationHistory(scope: scope, body: request.body, token: request.query["paginationToken"])
+        } else if route.hasPrefix("inApps/v1/transactions/appTransactions/"), request.method == "GET" {
+            if let signed = locked({ appTransactions[scope]?[parts.last ?? ""] }) {
+                reply = .json(200, json(["signedAppTransactionInfo": signed]))
+            } else {
+                reply = .json(404, "{\"errorCode\": 4040010, \"errorMessage\": \"Transaction id not found.\"}")
+            }
         } else if route.hasPrefix("inApps/v1/lookup/"), request.method == "GET" {
             let signed = locked { orders[parts.last ?? ""] }
             reply = .json(200, json(["status": signed == nil ? 1 : 0, "signedTransactions": signed ?? []]))

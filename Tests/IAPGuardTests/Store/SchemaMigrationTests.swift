@@ -42,13 +42,21 @@ import Testing
             ALTER TABLE apple_transaction DROP COLUMN app_transaction_id;
             ALTER TABLE apple_sighting DROP COLUMN app_transaction_id;
             ALTER TABLE notification DROP COLUMN app_transaction_id;
-            CREATE VIEW transactions AS SELECT transaction_id FROM apple_transaction;
-            CREATE VIEW sightings AS SELECT sighting_id FROM apple_sighting;
-            CREATE VIEW notifications AS SELECT notification_uuid FROM notification;
-            DELETE FROM schema_migration WHERE version > 6;
-            """ + shape)
+            """ + termsColumnsDropped + """
+                CREATE VIEW transactions AS SELECT transaction_id FROM apple_transaction;
+                CREATE VIEW sightings AS SELECT sighting_id FROM apple_sighting;
+                CREATE VIEW notifications AS SELECT notification_uuid FROM notification;
+                DELETE FROM schema_migration WHERE version > 6;
+                """ + shape)
         #expect(try store.schemaVersion() == 6)
         return (store, latest)
+    }
+
+    /// Migration 16's columns dropped again (one statement a line).
+    static var termsColumnsDropped: String {
+        ["apple_transaction", "apple_sighting"].flatMap { table in
+            PurchaseTermsSchema.columns.map { "ALTER TABLE \(table) DROP COLUMN \($0.name);\n" }
+        }.joined() + "ALTER TABLE notification DROP COLUMN unknown_fields;\n"
     }
 
     /// Migration 6 gained its `verification` indexes after stores had been built with it: such a store
