@@ -29,6 +29,7 @@ public enum Schema {
         CaseSchema.migration,
         RefundReversalSchema.migration,
         AppTransactionSchema.migration,
+        DeferredIndexSchema.migration,
     ]
 
     /// The newest schema version.
