@@ -511,6 +511,8 @@ public struct SourceIngestor {
             let location = "\(fileName):\(number)"
             do {
                 try parseLine(bytes[...], location: location, into: &fragment)
+                // Hashed here, on a parse thread, rather than by the writer.
+                fragment.sightings = fragment.sightings.map { $0.withCachedSightingID() }
             } catch let error as RecordError {
                 fragment.quarantined.append(quarantineRecord(location, error.message, bytes))
             } catch {
