@@ -51,10 +51,34 @@ public struct AppleSighting: Sendable, Hashable {
     /// The stable identity of this sighting: the same record ingested twice yields the same id; two entries
     /// of one response that differ in content are two sightings.
     public var sightingID: String {
+        cachedID.value ?? computedSightingID
+    }
+
+    /// The sighting id computed once, on a parse thread (``withCachedSightingID()``), so the single writer
+    /// does not hash it again. Set only when the sighting is complete; never part of equality.
+    var cachedID = CachedSightingID()
+
+    /// This sighting with its id computed now. Call once its fields are final.
+    func withCachedSightingID() -> AppleSighting {
+        var copy = self
+        copy.cachedID = CachedSightingID(value: computedSightingID)
+        return copy
+    }
+
+    var computedSightingID: String {
         Hashing.sha256Hex(
             [
                 sourceKind.rawValue, payloadHash, transaction.transactionID, submittedByUserID ?? "",
                 submittedOrderID ?? "", transaction.stableDescription,
             ].joined(separator: "\u{1F}"))
     }
+}
+
+/// A memo of ``AppleSighting/sightingID``: equal to any other, so it never changes a sighting's equality.
+struct CachedSightingID: Sendable, Hashable {
+    var value: String?
+
+    static func == (lhs: CachedSightingID, rhs: CachedSightingID) -> Bool { true }
+
+    func hash(into hasher: inout Hasher) {}
 }

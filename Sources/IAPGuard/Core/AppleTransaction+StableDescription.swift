@@ -6,13 +6,22 @@ extension AppleTransaction {
     /// deliberately left out (the payload hash already tells such copies apart), so ids stored before they
     /// were read do not change.
     var stableDescription: String {
-        var text = "AppleTransaction(transactionID: " + transactionID.debugDescription
+        var text = "AppleTransaction(transactionID: "
         text.reserveCapacity(700)
+        Self.appendDebugDescription(of: transactionID, to: &text)
         func add(_ name: String, _ value: String?) {
-            text += ", " + name + ": " + value.debugDescription
+            text += ", " + name + ": "
+            if let value {
+                text += "Optional("
+                Self.appendDebugDescription(of: value, to: &text)
+                text += ")"
+            } else {
+                text += "nil"
+            }
         }
         func add(_ name: String, _ value: Int64?) {
-            text += ", " + name + ": " + value.debugDescription
+            text += ", " + name + ": "
+            if let value { text += "Optional(" + String(value) + ")" } else { text += "nil" }
         }
         add("originalTransactionID", originalTransactionID)
         add("webOrderLineItemID", webOrderLineItemID)
@@ -36,5 +45,18 @@ extension AppleTransaction {
         add("revocationPercentage", revocationPercentage)
         add("signedDate", signedDate)
         return text + ")"
+    }
+
+    /// Appends `value.debugDescription`: the text in double quotes, as it is when every byte is printable
+    /// ASCII that Swift does not escape (`"`, `'` and `\` are escaped), else through the escaping pass.
+    private static func appendDebugDescription(of value: String, to text: inout String) {
+        let plain = value.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F && $0 != 0x22 && $0 != 0x27 && $0 != 0x5C }
+        if plain {
+            text += "\""
+            text += value
+            text += "\""
+        } else {
+            text += value.debugDescription
+        }
     }
 }

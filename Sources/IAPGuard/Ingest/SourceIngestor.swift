@@ -44,51 +44,98 @@ public struct SourceIngestor {
     /// Ingests every file, calling `sink` with each batch and `fileDone` after each file's state was recorded
     /// (after its last batch). With `skipUnchanged` off (`--full-rebuild`) unchanged files are read again.
     /// `delivered` hears of every file (or database) read, after its records went to `sink`.
+    ///
+    /// The files are read, parsed and verified on other threads (an ``IngestFeed``) while `sink` writes on
+    /// this one; the batches arrive in the order and with the boundaries a one-thread read gives.
     public func ingest(
         store: any PurchaseStore, runID: Int64, sink: (IngestBatch) throws -> Void, shouldStop: () -> Bool = { false },
         skipUnchanged: Bool = true, fileDone: (URL) throws -> Void = { _ in },
         delivered: (SourceHealth.Delivery) -> Void = { _ in }
     ) throws -> WriteCounts {
-        var skipped = WriteCounts()
         if source.format == .postgres {
             try ingestPostgres(sink: sink, shouldStop: shouldStop)
-            return skipped
+            return WriteCounts()
         }
-        for file in try files() {
-            if shouldStop() { break }
-            let previous = try previousState(of: file, store: store, skipUnchanged: skipUnchanged)
-            if isUnchangedByStat(file, previous: previous) {
+        let plan = try plan(store: store, skipUnchanged: skipUnchanged)
+        let feed = IngestFeed(plans: [plan])
+        defer { feed.cancel() }
+        return try consume(
+            feed.events(0), store: store, runID: runID, sink: sink, shouldStop: shouldStop, fileDone: fileDone,
+            delivered: delivered)
+    }
+
+    /// What the read of this source needs from the store, taken before reading starts: each file's
+    /// previously recorded state (none with `skipUnchanged` off, `--full-rebuild`).
+    public func plan(store: any PurchaseStore, skipUnchanged: Bool) throws -> IngestFeed.Plan {
+        guard source.format != .postgres else { return IngestFeed.Plan(ingestor: self, files: []) }
+        let files = try files()
+        var previous: [FileState?] = []
+        for file in files {
+            previous.append(try previousState(of: file, store: store, skipUnchanged: skipUnchanged))
+        }
+        return IngestFeed.Plan(ingestor: self, files: Array(zip(files, previous)))
+    }
+
+    /// Writes what a feed read from this source, in order: each batch to `sink`, each file's state after its
+    /// batches. Returns the files skipped as unchanged. A source error the reader hit is rethrown after the
+    /// batches read before it, as a one-thread read would.
+    public func consume(
+        _ events: IngestFeed.Events, store: any PurchaseStore, runID: Int64, sink: (IngestBatch) throws -> Void,
+        shouldStop: () -> Bool = { false }, fileDone: (URL) throws -> Void = { _ in },
+        delivered: (SourceHealth.Delivery) -> Void = { _ in }
+    ) throws -> WriteCounts {
+        if source.format == .postgres {
+            try ingestPostgres(sink: sink, shouldStop: shouldStop)
+            return WriteCounts()
+        }
+        var skipped = WriteCounts()
+        while let event = try events.next() {
+            switch event {
+            case .batch(let batch):
+                try sink(batch)
+            case .skipped(let newIdentity):
+                if let newIdentity { try store.setFileState(newIdentity, sourceName: source.name, runID: runID) }
                 skipped.filesSkipped += 1
+            case .read(let file, let state, let delivery):
+                delivered(delivery)
+                try store.setFileState(state, sourceName: source.name, runID: runID)
+                try fileDone(file)
+                if shouldStop() { return skipped }
+            }
+        }
+        return skipped
+    }
+
+    /// Reads every file of the plan into `emit`, touching no store: a skipped file, each batch of a read
+    /// file, then that file's state to record. Runs on the feed's thread.
+    func produce(_ files: [(URL, FileState?)], emit: (IngestFeed.Event) throws -> Void) throws {
+        for (file, previous) in files {
+            if isUnchangedByStat(file, previous: previous) {
+                try emit(.skipped(newIdentity: nil))
                 continue
             }
             let (state, prefix) = try prefetchedOrComputedState(of: file, prefixSize: previous?.size)
             if let previous, previous.hasSameContent(as: state) {
                 // Same bytes, new identity (touched, copied back): remember the identity for the next run.
-                if state.statKey != previous.statKey {
-                    try store.setFileState(state, sourceName: source.name, runID: runID)
-                }
-                skipped.filesSkipped += 1
+                try emit(.skipped(newIdentity: state.statKey != previous.statKey ? state : nil))
                 continue
             }
+            let sink: (IngestBatch) throws -> Void = { try emit(.batch($0)) }
             // A JSON Lines or CSV file that only grew (its old content, ending at a line break outside quotes,
             // is unchanged): read only the appended lines.
+            var delivery: SourceHealth.Delivery
             if let previous, let prefix, source.format == .jsonl || source.format == .csv, previous.size > 0,
                 state.size > previous.size, prefix.endsAtLineBreak, prefix.quotes % 2 == 0,
                 prefix.hash + ":" + configHash == previous.contentHash
             {
-                var delivery = try ingestFile(
-                    file, sink: sink, from: UInt64(previous.size), firstLine: prefix.lines + 1)
+                delivery = try ingestFile(file, sink: sink, from: UInt64(previous.size), firstLine: prefix.lines + 1)
                 delivery.bytes = state.size - previous.size
-                delivered(delivery)
             } else {
-                var delivery = try ingestFile(file, sink: sink)
+                delivery = try ingestFile(file, sink: sink)
                 delivery.bytes = source.format == .sqlite ? nil : state.size
-                delivered(delivery)
             }
-            try store.setFileState(state, sourceName: source.name, runID: runID)
-            try fileDone(file)
+            try emit(.read(file: file, state: state, delivery: delivery))
         }
-        return skipped
     }
 
     func fileState(of file: URL) throws -> FileState {
@@ -464,6 +511,8 @@ public struct SourceIngestor {
             let location = "\(fileName):\(number)"
             do {
                 try parseLine(bytes[...], location: location, into: &fragment)
+                // Hashed here, on a parse thread, rather than by the writer.
+                fragment.sightings = fragment.sightings.map { $0.withCachedSightingID() }
             } catch let error as RecordError {
                 fragment.quarantined.append(quarantineRecord(location, error.message, bytes))
             } catch {

@@ -201,15 +201,42 @@ public struct Pipeline {
     ) throws {
         let prefetch = fileStatePrefetch(store: store, options: options)
         defer { prefetch?.cancel() }
+        // A first load writes its rows without the big tables' secondary indexes and builds them once after.
+        let bulkLoad = try store.beginBulkLoad()
+        if bulkLoad { logger.info("first load: secondary indexes are built after the rows") }
+        // Every source is read, parsed and verified ahead of the writer, in order, on other threads.
+        var plans: [IngestFeed.Plan] = []
+        var planFailures: [(any Error)?] = []
         for source in config.sources {
+            var ingestor = SourceIngestor(
+                source: source, verifier: verifier, configHash: config.hash, batchSize: options.batchSize)
+            ingestor.prefetch = prefetch
+            do {
+                plans.append(try ingestor.plan(store: store, skipUnchanged: !options.fullRebuild))
+                planFailures.append(nil)
+            } catch let error as SourceError {
+                // The source's ingest reports it (a missing folder); the others go on.
+                plans.append(IngestFeed.Plan(ingestor: ingestor, files: []))
+                planFailures.append(error)
+            }
+        }
+        let feed = IngestFeed(plans: plans)
+        defer { feed.cancel() }
+        for (index, plan) in plans.enumerated() {
             if shouldStop() {
                 summary.stopped = true
                 break
             }
             try ingestSource(
-                source, store: store, runID: runID, options: options, summary: &summary, shouldStop: shouldStop,
-                prefetch: prefetch)
+                plan.ingestor, events: feed.events(index), planFailure: planFailures[index], store: store,
+                runID: runID, summary: &summary, shouldStop: shouldStop)
             if summary.stopped { break }
+        }
+        // Stopped on a signal: the next run goes on with the load and builds them.
+        if bulkLoad, !summary.stopped {
+            let seconds = try Self.measure { try store.finishBulkLoad() }
+            summary.stageSeconds["index"] = seconds
+            logger.info("indexes built", metadata: ["seconds": "\(String(format: "%.1f", seconds))"])
         }
         // After the files: which transactions and refunds to ask Apple about follows from the credits.
         try pullAppStoreAPI(
@@ -231,23 +258,23 @@ public struct Pipeline {
         return FileStatePrefetch(jobs: jobs, threads: cores)
     }
 
-    /// Ingests one source: each batch in its own transaction, the source's counts after its data.
+    /// Ingests one source from its feed: each batch in its own transaction, the source's counts after its
+    /// data.
     func ingestSource(
-        _ source: Config.Source, store: any SQLBackedStore, runID: Int64, options: Options, summary: inout RunSummary,
-        shouldStop: @escaping () -> Bool, prefetch: FileStatePrefetch? = nil
+        _ ingestor: SourceIngestor, events: IngestFeed.Events, planFailure: (any Error)?, store: any SQLBackedStore,
+        runID: Int64, summary: inout RunSummary, shouldStop: @escaping () -> Bool
     ) throws {
+        let source = ingestor.source
         var counts = WriteCounts()
         var failure: String?
-        var ingestor = SourceIngestor(
-            source: source, verifier: verifier, configHash: config.hash, batchSize: options.batchSize)
-        ingestor.prefetch = prefetch
         var health = SourceHealth(source: source)
         if source.format == .postgres { health.markRead() }
         progress.begin("ingest \(source.name)", unit: "records")
         do {
             defer { progress.end() }
-            let skipped = try ingestor.ingest(
-                store: store, runID: runID,
+            if let planFailure { throw planFailure }
+            let skipped = try ingestor.consume(
+                events, store: store, runID: runID,
                 sink: { batch in
                     health.observe(batch)
                     let written = try store.write(batch, runID: runID)
@@ -255,7 +282,7 @@ public struct Pipeline {
                     progress.advance(by: written.records)
                     CrashPoint.shared.reached("ingest")
                     if shouldStop() { throw StopRequested() }
-                }, shouldStop: shouldStop, skipUnchanged: !options.fullRebuild,
+                }, shouldStop: shouldStop,
                 fileDone: { _ in CrashPoint.shared.reached("ingest") }, delivered: { health.delivered($0) })
             counts = counts + skipped
         } catch let error as SourceError {

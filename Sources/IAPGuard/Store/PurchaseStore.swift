@@ -35,6 +35,12 @@ public protocol PurchaseStore: AnyObject {
     func acquireRunLock() throws -> AnyObject
     /// A read-only query to run many times with different parameters (see ``RepeatedQuery``).
     func repeatedQuery(_ sql: String) throws -> any RepeatedQuery
+    /// Prepares a first load: when the big tables are still empty, a store that builds indexes faster in
+    /// one pass than row by row drops their secondary indexes until ``finishBulkLoad()``. Returns whether
+    /// indexes are deferred now (also when a killed run left them deferred).
+    func beginBulkLoad() throws -> Bool
+    /// Builds every index ``beginBulkLoad()`` deferred (nothing when none is).
+    func finishBulkLoad() throws
 }
 
 extension PurchaseStore {
@@ -42,6 +48,11 @@ extension PurchaseStore {
     public func isolatingFailure<T>(_ body: () throws -> T) throws -> T { try body() }
 
     public func repeatedQuery(_ sql: String) throws -> any RepeatedQuery { StoreRepeatedQuery(store: self, sql: sql) }
+
+    /// Stores that keep their indexes during a load (PostgreSQL copies rows in bulk) defer nothing.
+    public func beginBulkLoad() throws -> Bool { false }
+
+    public func finishBulkLoad() throws {}
 
     public func rows(_ sql: String, _ parameters: [String: SQLValue] = [:]) throws -> [[SQLValue]] {
         var rows: [[SQLValue]] = []

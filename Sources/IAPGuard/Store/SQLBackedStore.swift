@@ -28,7 +28,10 @@ extension SQLBackedStore {
                 """))
         let applied = Set(
             try connection.query("SELECT version FROM schema_migration", []).compactMap { $0.first?.integerValue })
-        for migration in Schema.migrations where !applied.contains(Int64(migration.version)) {
+        let pending = Schema.migrations.filter { !applied.contains(Int64($0.version)) }
+        // A migration may drop or rebuild an index a killed first load left deferred: build those first.
+        if !pending.isEmpty, applied.contains(Int64(DeferredIndexSchema.migration.version)) { try finishBulkLoad() }
+        for migration in pending {
             try connection.transaction {
                 try connection.execute(dialect.ddl(migration.sql))
                 try connection.run(

@@ -39,6 +39,53 @@ public final class SQLiteStore: SQLBackedStore {
         try SQLiteRepeatedQuery(database: database, sql: sql)
     }
 
+    /// The tables a first load fills with most rows; their secondary indexes are built after it.
+    static let bulkLoadTables = ["apple_sighting", "apple_transaction", "backend_order", "credit"]
+
+    /// On a store whose ``bulkLoadTables`` are all empty, records the definition of each of their secondary
+    /// indexes in `deferred_index` and drops it, in one transaction: SQLite sorts once when it builds an
+    /// index over loaded rows, while keeping ten indexes up to date row by row costs about as much as the
+    /// rows themselves. Only non-unique indexes are deferred (the write path looks rows up by primary key).
+    /// Returns true also when a killed run left indexes deferred: its load goes on.
+    public func beginBulkLoad() throws -> Bool {
+        try database.transaction {
+            if try !database.query("SELECT 1 FROM deferred_index LIMIT 1").isEmpty { return true }
+            for table in Self.bulkLoadTables where try !database.query("SELECT 1 FROM \(table) LIMIT 1").isEmpty {
+                return false
+            }
+            let placeholders = Self.bulkLoadTables.map { _ in "?" }.joined(separator: ", ")
+            let indexes = try database.query(
+                "SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL "
+                    + "AND tbl_name IN (\(placeholders)) ORDER BY name",
+                Self.bulkLoadTables.map { .text($0) })
+            var deferred = 0
+            for row in indexes {
+                guard let name = row[0].textValue, let table = row[1].textValue, let definition = row[2].textValue,
+                    !definition.uppercased().hasPrefix("CREATE UNIQUE")
+                else { continue }
+                try database.run(
+                    "INSERT INTO deferred_index (name, table_name, definition) VALUES (?, ?, ?)",
+                    [.text(name), .text(table), .text(definition)])
+                try database.execute("DROP INDEX \"\(name.replacingOccurrences(of: "\"", with: "\"\""))\"")
+                deferred += 1
+            }
+            return deferred > 0
+        }
+    }
+
+    /// Builds each deferred index and forgets its definition, one index per transaction, so that a run
+    /// killed here leaves the rest for the next run to build.
+    public func finishBulkLoad() throws {
+        let rows = try database.query("SELECT name, definition FROM deferred_index ORDER BY name")
+        for row in rows {
+            guard let name = row[0].textValue, let definition = row[1].textValue else { continue }
+            try database.transaction {
+                try database.execute(definition)
+                try database.run("DELETE FROM deferred_index WHERE name = ?", [.text(name)])
+            }
+        }
+    }
+
     /// Takes the single-instance lock: `flock` on `<store>.lock` beside the file.
     public func acquireRunLock() throws -> AnyObject {
         try RunLock(path: database.path + ".lock")

@@ -30,6 +30,7 @@ public enum Schema {
         RefundReversalSchema.migration,
         AppTransactionSchema.migration,
         PurchaseTermsSchema.migration,
+        DeferredIndexSchema.migration,
     ]
 
     /// The newest schema version.

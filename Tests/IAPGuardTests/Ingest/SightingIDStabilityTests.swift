@@ -31,6 +31,8 @@ import Testing
         #expect(bare.stableDescription == reflected(bare))
         bare.originalTransactionID = "quote \" backslash \\ tab \t newline \n é ✓ \u{1F}"
         bare.webOrderLineItemID = ""
+        bare.inAppOwnershipType = "it's"
+        #expect(bare.stableDescription == reflected(bare))
         bare.bundleID = "com.example.coins"
         bare.productID = "com.example.coins.pack100"
         bare.type = "Consumable"
@@ -57,6 +59,18 @@ import Testing
         some.storefront = nil
         some.signedDate = nil
         #expect(some.stableDescription == reflected(some))
+    }
+
+    @Test func aSightingIDComputedOnAParseThreadIsTheIDTheWriterWouldCompute() {
+        var t = AppleTransaction(transactionID: "2000000000000003")
+        t.productID = "com.example.coins.pack100"
+        let sighting = AppleSighting(
+            transaction: t, sourceKind: .jws, sourceName: "s", sourceRef: "f:1", payloadHash: "h",
+            verification: .unverified)
+        let cached = sighting.withCachedSightingID()
+        #expect(cached.cachedID.value == sighting.computedSightingID)
+        #expect(cached.sightingID == sighting.sightingID)
+        #expect(cached == sighting)
     }
 
     @Test func theAppTransactionIDLeavesTheSightingIDUnchanged() {

@@ -144,6 +144,10 @@ struct PipelineTestWorld {
         let quarantine = try database.query(
             "SELECT source_name, location, reason, raw_hash FROM quarantine ORDER BY 1, 2, 4")
         out += quarantine.map { "quarantine " + $0.map(\.description).joined(separator: "|") }
+        // The schema too: a load killed while its indexes were deferred must end with every index built.
+        let schema = try database.query(
+            "SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY type, name")
+        out += schema.map { "schema " + $0.map(\.description).joined(separator: "|") }
         return out
     }
 

@@ -46,6 +46,7 @@ import Testing
                 CREATE VIEW transactions AS SELECT transaction_id FROM apple_transaction;
                 CREATE VIEW sightings AS SELECT sighting_id FROM apple_sighting;
                 CREATE VIEW notifications AS SELECT notification_uuid FROM notification;
+                DROP TABLE deferred_index;
                 DELETE FROM schema_migration WHERE version > 6;
                 """ + shape)
         #expect(try store.schemaVersion() == 6)

@@ -1,0 +1,93 @@
+import Foundation
+import Testing
+
+@testable import IAPGuard
+
+/// A first load into an empty SQLite store writes its rows without the big tables' secondary indexes and
+/// builds them once after; the store ends with exactly the schema the migrations create.
+@Suite struct BulkLoadIndexTests {
+    static func schema(_ store: SQLiteStore) throws -> [String] {
+        try store.database.query(
+            "SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY type, name"
+        ).map { $0.map(\.description).joined(separator: "|") }
+    }
+
+    static func secondaryIndexes(_ store: SQLiteStore, on table: String) throws -> Int {
+        Int(
+            try store.database.scalar(
+                "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL AND tbl_name = ?",
+                [.text(table)])?.integerValue ?? -1)
+    }
+
+    @Test func anEmptyStoreDefersTheBigTablesIndexesAndBuildsTheSameOnesAfterTheLoad() throws {
+        let store = try SQLiteStore(path: ":memory:")
+        try store.migrate()
+        let migrated = try Self.schema(store)
+        #expect(try store.beginBulkLoad())
+        for table in SQLiteStore.bulkLoadTables {
+            #expect(try Self.secondaryIndexes(store, on: table) == 0, "\(table)")
+        }
+        // Notifications keep theirs: the write path looks refund reversals up by transaction id there.
+        #expect(try Self.secondaryIndexes(store, on: "notification") > 0)
+        let counts = try store.write(PostgresStoreTests.batches()[0], runID: 1)
+        #expect(counts.inserted > 0)
+        try store.finishBulkLoad()
+        #expect(try Self.schema(store) == migrated)
+        #expect(try store.database.scalar("SELECT COUNT(*) FROM deferred_index") == .integer(0))
+        // Loaded now: the next run keeps its indexes up to date row by row.
+        #expect(try !store.beginBulkLoad())
+        #expect(try Self.schema(store) == migrated)
+    }
+
+    @Test func aStoreWithRowsKeepsItsIndexes() throws {
+        let store = try SQLiteStore(path: ":memory:")
+        try store.migrate()
+        var batch = IngestBatch()
+        batch.orders = PostgresStoreTests.batches()[0].orders
+        #expect(!batch.orders.isEmpty)
+        _ = try store.write(batch, runID: 1)
+        let before = try Self.schema(store)
+        #expect(try !store.beginBulkLoad())
+        #expect(try Self.schema(store) == before)
+    }
+
+    @Test func aLoadKilledWithItsIndexesDeferredGoesOnDeferredAndTheNextFinishBuildsThem() throws {
+        let path = TestScratch.root.appendingPathComponent("bulk-\(UUID().uuidString).sqlite").path
+        defer {
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        }
+        let migrated: [String]
+        do {
+            let first = try SQLiteStore(path: path)
+            try first.migrate()
+            migrated = try Self.schema(first)
+            #expect(try first.beginBulkLoad())
+            _ = try first.write(PostgresStoreTests.batches()[0], runID: 1)
+            // Killed here: rows written, indexes not built.
+        }
+        let second = try SQLiteStore(path: path)
+        try second.migrate()
+        // The store has rows now, but the load that began on an empty store is not finished.
+        #expect(try second.beginBulkLoad())
+        _ = try second.write(PostgresStoreTests.batches()[1], runID: 1)
+        try second.finishBulkLoad()
+        #expect(try Self.schema(second) == migrated)
+        #expect(try !second.beginBulkLoad())
+    }
+
+    @Test func theWritePathNeverScansABigTableWhileItsIndexesAreDeferred() throws {
+        let store = try SQLiteStore(path: ":memory:")
+        try store.migrate()
+        #expect(try store.beginBulkLoad())
+        // Every statement the write path runs per record, as SQLite would plan it with the indexes dropped.
+        let statements = [
+            StoreRecords.selectCanonicalSQL, StoreRecords.selectRevocationSQL, StoreRecords.latestReversalSQL,
+            StoreRecords.selectNotificationSQL, StoreRecords.orderTable.selectSQL, StoreRecords.creditTable.selectSQL,
+        ]
+        for sql in statements {
+            let plan = try store.database.query("EXPLAIN QUERY PLAN " + sql, [.text("k")])
+                .compactMap { $0.last?.textValue }
+            #expect(!plan.contains { $0.hasPrefix("SCAN") }, "\(sql): \(plan)")
+        }
+    }
+}
