@@ -67,7 +67,8 @@ SIGHTING_COLUMNS = {
     "environment": "VARCHAR", "storefront": "VARCHAR", "currency": "VARCHAR", "price": "BIGINT",
     "app_account_token": "VARCHAR", "in_app_ownership_type": "VARCHAR", "transaction_reason": "VARCHAR",
     "revocation_date": "BIGINT", "revocation_reason": "BIGINT", "revocation_type": "VARCHAR",
-    "revocation_percentage": "BIGINT", "signed_date": "BIGINT", "source_kind": "VARCHAR",
+    "revocation_percentage": "BIGINT", "signed_date": "BIGINT", "app_transaction_id": "VARCHAR",
+    "source_kind": "VARCHAR",
     "source_name": "VARCHAR", "source_ref": "VARCHAR", "receipt_key": "VARCHAR", "receipt_status": "BIGINT",
     "submitted_by_user_id": "VARCHAR", "submitted_order_id": "VARCHAR", "received_at": "BIGINT",
     "verification": "VARCHAR", "verification_reason": "VARCHAR", "anomalies": "VARCHAR",
@@ -295,6 +296,7 @@ def transaction_row(p):
         "transaction_reason": text(p.get("transactionReason")), "revocation_date": integer(p.get("revocationDate")),
         "revocation_reason": integer(p.get("revocationReason")), "revocation_type": text(p.get("revocationType")),
         "revocation_percentage": integer(p.get("revocationPercentage")), "signed_date": integer(p.get("signedDate")),
+        "app_transaction_id": text(p.get("appTransactionId")),
     }
 
 
@@ -633,7 +635,30 @@ def load(con, config, base, work, source_list):
                 FROM read_json(?, format = 'newline_delimited', columns = {columns!r})
                 QUALIFY ROW_NUMBER() OVER (PARTITION BY credit_id) = 1""", [files])
             counts["credits"] = con.execute("SELECT COUNT(*) FROM credits").fetchone()[0]
-    for table, ddl in (("orders", "order_id VARCHAR, user_id VARCHAR, bundle_id VARCHAR, product_id VARCHAR, "
+        elif kind == "users":
+            tables = []
+            for i, path in enumerate(files):
+                with open(path, newline="", encoding="utf-8-sig") as handle:
+                    present = set(next(csv.reader(handle), []))
+
+                def ucol(name, present=present):
+                    return name if name in present else "NULL"
+
+                con.execute(f"""
+                    CREATE TABLE users_{i} AS SELECT
+                      user_id, {ucol('country')} AS country, lower({ucol('app_account_token')}) AS app_account_token,
+                      {ucol('application_username')} AS application_username,
+                      {sql_time(ucol('created_at'))} AS created_at
+                    FROM read_csv(?, header = true, all_varchar = true)""", [path])
+                tables.append(f"users_{i}")
+            union = " UNION ALL ".join(f"SELECT * FROM {t}" for t in tables)
+            # One row per user_id: the last file (and line) wins, as the store's upsert does.
+            con.execute(f"CREATE OR REPLACE TABLE users AS SELECT * FROM ({union}) "
+                        "QUALIFY ROW_NUMBER() OVER (PARTITION BY user_id) = 1")
+            counts["users"] = con.execute("SELECT COUNT(*) FROM users").fetchone()[0]
+    for table, ddl in (("users", "user_id VARCHAR, country VARCHAR, app_account_token VARCHAR, "
+                                 "application_username VARCHAR, created_at BIGINT"),
+                       ("orders", "order_id VARCHAR, user_id VARCHAR, bundle_id VARCHAR, product_id VARCHAR, "
                                   "quantity BIGINT, price BIGINT, currency VARCHAR, storefront VARCHAR, "
                                   "user_country VARCHAR, created_at BIGINT, status VARCHAR, transaction_id VARCHAR, "
                                   "app_account_token VARCHAR, application_username VARCHAR, environment VARCHAR"),

@@ -132,6 +132,8 @@ enum PeerPipeline {
             let peerText: String
             if let error = row["error"] as? String {
                 peerText = "error \(error.prefix(80))"
+                // A rule the peer could not run is a difference, not an agreement.
+                differ.append(id + " (peer error)")
             } else {
                 let rows = row["rows"] as? Int ?? -1
                 peerText = String(format: "%d rows %.3f s", rows, row["seconds"] as? Double ?? 0)
