@@ -6,7 +6,7 @@ import Foundation
 /// swift-certificates' `Verifier.validate` is `async` although, over in-memory certificate stores, it
 /// never waits on anything. ``JWSVerifier`` is synchronous (it runs under
 /// `DispatchQueue.concurrentPerform` and in tests that call it from Swift's cooperative pool), so the
-/// work runs on a task whose executor is a private dispatch queue, and the caller blocks on a semaphore.
+/// work runs on a task whose executor is a thread of its own, and the caller blocks on a semaphore.
 /// Because the task never needs a thread of the cooperative pool, blocking a cooperative thread here
 /// cannot deadlock, even when every cooperative thread is doing the same.
 enum BlockingAsyncRunner {
@@ -30,17 +30,41 @@ enum BlockingAsyncRunner {
     }
 }
 
-/// A task executor on a concurrent dispatch queue of its own (not the cooperative pool).
+/// A task executor on a thread of its own: neither the cooperative pool nor a dispatch queue.
+///
+/// The callers block dispatch worker threads (``SourceIngestor`` verifies under
+/// `DispatchQueue.concurrentPerform`); a job queued on a dispatch queue then waited for libdispatch to
+/// notice the blocked pool and start another worker, about a second per wait. The validations never wait
+/// on anything, so one thread running jobs in turn serves every caller at once.
 @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
-private final class DispatchTaskExecutor: TaskExecutor {
+private final class DispatchTaskExecutor: TaskExecutor, @unchecked Sendable {
     static let shared = DispatchTaskExecutor()
-    private let queue = DispatchQueue(label: "iapguard.verify.chain", attributes: .concurrent)
+    private let condition = NSCondition()
+    /// Guarded by `condition`.
+    private var jobs: [UnownedJob] = []
+
+    private init() {
+        let thread = Thread { [self] in runJobs() }
+        thread.name = "iapguard.verify.chain"
+        thread.start()
+    }
 
     func enqueue(_ job: consuming ExecutorJob) {
         let unownedJob = UnownedJob(job)
+        condition.lock()
+        jobs.append(unownedJob)
+        condition.signal()
+        condition.unlock()
+    }
+
+    private func runJobs() {
         let executor = asUnownedTaskExecutor()
-        queue.async {
-            unownedJob.runSynchronously(on: executor)
+        while true {
+            condition.lock()
+            while jobs.isEmpty { condition.wait() }
+            let job = jobs.removeFirst()
+            condition.unlock()
+            job.runSynchronously(on: executor)
         }
     }
 }
