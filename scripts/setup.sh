@@ -3,8 +3,9 @@
 set -euo pipefail
 need=()
 pkgs=(libsqlite3-dev libcurl4-openssl-dev)
-# CI runs the PostgreSQL store tests against a throwaway server (initdb + pg_ctl from Debian's package).
-[ "${CI:-}" = "true" ] && pkgs+=(postgresql)
+# CI runs the PostgreSQL store tests against a throwaway server (initdb + pg_ctl from Debian's package),
+# and scores the demo world's findings against its truth with python3 (scripts/demo-ratio.py).
+[ "${CI:-}" = "true" ] && pkgs+=(postgresql python3)
 for pkg in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
 done
