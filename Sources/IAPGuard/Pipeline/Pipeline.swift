@@ -258,6 +258,9 @@ public struct Pipeline {
         return FileStatePrefetch(jobs: jobs, threads: cores)
     }
 
+    /// The batches an ingest commits together: see ``SQLiteStore/beginWriteGroup()``.
+    static let batchesPerWriteGroup = 5
+
     /// Ingests one source from its feed: each batch in its own transaction, the source's counts after its
     /// data.
     func ingestSource(
@@ -273,6 +276,12 @@ public struct Pipeline {
         do {
             defer { progress.end() }
             if let planFailure { throw planFailure }
+            // Batches are committed in groups of `batchesPerWriteGroup` (with the file states recorded
+            // among them); what a source wrote before it failed or was stopped is committed too, as when
+            // every batch committed on its own. A killed run loses the open group, and its rerun redoes it.
+            var grouped = 0
+            try store.beginWriteGroup()
+            defer { try? store.commitWriteGroup() }
             let skipped = try ingestor.consume(
                 events, store: store, runID: runID,
                 sink: { batch in
@@ -280,10 +289,17 @@ public struct Pipeline {
                     let written = try store.write(batch, runID: runID)
                     counts = counts + written
                     progress.advance(by: written.records)
+                    grouped += written.records
+                    if grouped >= Self.batchesPerWriteGroup * max(1, ingestor.batchSize) {
+                        try store.commitWriteGroup()
+                        try store.beginWriteGroup()
+                        grouped = 0
+                    }
                     CrashPoint.shared.reached("ingest")
                     if shouldStop() { throw StopRequested() }
                 }, shouldStop: shouldStop,
                 fileDone: { _ in CrashPoint.shared.reached("ingest") }, delivered: { health.delivered($0) })
+            try store.commitWriteGroup()
             counts = counts + skipped
         } catch let error as SourceError {
             failure = error.description

@@ -41,6 +41,12 @@ public protocol PurchaseStore: AnyObject {
     func beginBulkLoad() throws -> Bool
     /// Builds every index ``beginBulkLoad()`` deferred (nothing when none is).
     func finishBulkLoad() throws
+    /// Opens a write group: the batches written until ``commitWriteGroup()`` (each still atomic on its own)
+    /// and the file states recorded with them are committed together. Stores that commit each batch on
+    /// its own do nothing.
+    func beginWriteGroup() throws
+    /// Commits the open write group, if any.
+    func commitWriteGroup() throws
 }
 
 extension PurchaseStore {
@@ -53,6 +59,10 @@ extension PurchaseStore {
     public func beginBulkLoad() throws -> Bool { false }
 
     public func finishBulkLoad() throws {}
+
+    public func beginWriteGroup() throws {}
+
+    public func commitWriteGroup() throws {}
 
     public func rows(_ sql: String, _ parameters: [String: SQLValue] = [:]) throws -> [[SQLValue]] {
         var rows: [[SQLValue]] = []

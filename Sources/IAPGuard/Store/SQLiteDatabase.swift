@@ -215,6 +215,9 @@ public final class SQLiteDatabase {
         }
     }
 
+    /// Whether no transaction is open on this connection.
+    public var isAutocommit: Bool { sqlite3_get_autocommit(handle) != 0 }
+
     /// The rowid of the last insert on this connection.
     public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 

@@ -91,3 +91,35 @@ import Testing
         }
     }
 }
+
+/// Batches written in a write group are committed together, each still atomic on its own.
+@Suite struct WriteGroupTests {
+    @Test func batchesOfAWriteGroupBecomeVisibleTogetherAtItsCommit() throws {
+        let path = TestScratch.root.appendingPathComponent("group-\(UUID().uuidString).sqlite").path
+        defer {
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        }
+        let store = try SQLiteStore(path: path)
+        try store.migrate()
+        let reader = try SQLiteStore(path: path, readOnly: true)
+        func orders() throws -> Int64 {
+            try reader.database.scalar("SELECT COUNT(*) FROM backend_order")?.integerValue ?? -1
+        }
+        var first = IngestBatch()
+        first.orders = Array(PostgresStoreTests.batches()[0].orders.prefix(1))
+        var second = IngestBatch()
+        second.orders = Array(PostgresStoreTests.batches()[1].orders.prefix(1))
+        #expect(!first.orders.isEmpty && !second.orders.isEmpty)
+        try store.beginWriteGroup()
+        _ = try store.write(first, runID: 1)
+        _ = try store.write(second, runID: 1)
+        #expect(try orders() == 0)
+        try store.commitWriteGroup()
+        #expect(try orders() == 2)
+        // Outside a group each batch commits on its own.
+        var third = first
+        third.orders[0].order.orderID = "o-write-group-3"
+        _ = try store.write(third, runID: 1)
+        #expect(try orders() == 3)
+    }
+}
