@@ -22,6 +22,8 @@ public struct AppleNotification: Sendable, Hashable {
     /// Members of the signed payload (and of its `data`, `summary` or `appData`) outside Apple's documented
     /// schema, as a compact JSON object text (nested ones keyed `data.<name>`); `nil` when there are none.
     public var unknownFields: String?
+    /// The decoded payload of `data.signedRenewalInfo` as signed (JSON text), every field kept.
+    public var renewalInfo: String?
     public var verification: VerificationOutcome = .unverified
     public var sourceName: String = ""
     public var sourceRef: String = ""

@@ -86,6 +86,8 @@ public struct NotificationParser: Sendable {
         if let signedRenewal = try data?.string("signedRenewalInfo") {
             if let renewal = try? CompactJWS(signedRenewal) {
                 let info = renewal.payloadObject
+                // Kept whole: the renewal's offer, price and whatever Apple adds are never dropped.
+                n.renewalInfo = String(validating: renewal.payloadJSON, as: UTF8.self)
                 n.autoRenewProductID = try info.string("autoRenewProductId")
                 n.autoRenewStatus = try info.int64("autoRenewStatus")
                 if n.originalTransactionID == nil { n.originalTransactionID = try info.string("originalTransactionId") }

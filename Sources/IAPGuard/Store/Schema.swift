@@ -31,6 +31,7 @@ public enum Schema {
         AppTransactionSchema.migration,
         PurchaseTermsSchema.migration,
         DeferredIndexSchema.migration,
+        RenewalInfoSchema.migration,
     ]
 
     /// The newest schema version.

@@ -231,7 +231,7 @@ enum StoreRecords {
         "app_apple_id", "transaction_id", "original_transaction_id", "product_id", "revocation_date",
         "revocation_reason", "revocation_percentage", "auto_renew_product_id", "auto_renew_status",
         "consumption_request_reason", "verification", "verification_reason", "verification_detail", "source_name",
-        "source_ref", "payload_hash", "first_run_id", "app_transaction_id", "unknown_fields",
+        "source_ref", "payload_hash", "first_run_id", "app_transaction_id", "unknown_fields", "renewal_info",
     ]
 
     static func values(of n: AppleNotification, runID: Int64) -> [SQLValue] {
@@ -242,6 +242,7 @@ enum StoreRecords {
             .of(n.autoRenewStatus), .of(n.consumptionRequestReason), .text(n.verification.status.rawValue),
             .of(n.verification.reason), .of(n.verification.detail), .text(n.sourceName), .text(n.sourceRef),
             .text(n.payloadHash), .integer(runID), .of(n.appTransactionID), .of(n.unknownFields),
+            .of(n.renewalInfo),
         ]
     }
 

@@ -145,6 +145,41 @@ import Testing
         #expect(unknown == [["SOME_FUTURE_TYPE", #"{"futureBlock":{"x":1}}"#]])
     }
 
+    @Test func theRenewalInfoIsKeptWholeWithItsOfferAndPrice() throws {
+        let renewal = World.json([
+            "originalTransactionId": "2100000000000001", "autoRenewProductId": "com.example.coins.vip",
+            "autoRenewStatus": 1, "environment": "Production", "signedDate": World.signedDate, "offerType": 4,
+            "offerIdentifier": "come-back-50", "offerDiscountType": "PAY_AS_YOU_GO", "offerPeriod": "P3M",
+            "renewalPrice": 4990, "currency": "USD", "eligibleWinBackOfferIds": ["come-back-50"],
+            "someFutureRenewalField": "x",
+        ])
+        let data: [String: Any] = [
+            "bundleId": "com.example.coins", "environment": "Production", "appAppleId": 42,
+            "signedTransactionInfo": try World.good.sign(payload: Self.transaction("2100000000000041")),
+            "signedRenewalInfo": try World.good.sign(payload: renewal),
+        ]
+        let payload = World.json([
+            "notificationType": "DID_RENEW", "notificationUUID": "00000000-0000-4000-8000-000000000041",
+            "signedDate": World.signedDate, "version": "2.0", "data": data,
+        ])
+        let line = String(
+            decoding: World.json(["signedPayload": try World.good.sign(payload: payload)]), as: UTF8.self)
+        let world = try IngestTestWorld()
+        try world.write("n.jsonl", line + "\n")
+        let config = try world.config(sources: ["{name: n, kind: notifications, path: data/n.jsonl}"])
+        _ = try world.run(config, verifier: try World.verifier())
+        let stored = try world.rows(
+            config, "SELECT verification, auto_renew_product_id, renewal_info FROM notifications")
+        #expect(stored.count == 1)
+        #expect(stored.first?[0] == "verified")
+        #expect(stored.first?[1] == "com.example.coins.vip")
+        let kept = try #require(stored.first?[2] ?? nil)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(kept.utf8)) as? [String: Any])
+        #expect(object["offerIdentifier"] as? String == "come-back-50")
+        #expect(object["renewalPrice"] as? Int == 4990)
+        #expect(object["someFutureRenewalField"] as? String == "x")
+    }
+
     @Test func unknownMembersOfTheNotificationAndItsDataAreKeptAsText() throws {
         var data: [String: Any] = ["bundleId": "com.example.coins", "environment": "Production", "appAppleId": 42]
         data["status"] = 1

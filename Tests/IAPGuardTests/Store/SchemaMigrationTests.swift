@@ -53,11 +53,12 @@ import Testing
         return (store, latest)
     }
 
-    /// Migration 16's columns dropped again (one statement a line).
+    /// Migrations 16 and 18's columns dropped again (one statement a line).
     static var termsColumnsDropped: String {
         ["apple_transaction", "apple_sighting"].flatMap { table in
             PurchaseTermsSchema.columns.map { "ALTER TABLE \(table) DROP COLUMN \($0.name);\n" }
         }.joined() + "ALTER TABLE notification DROP COLUMN unknown_fields;\n"
+            + "ALTER TABLE notification DROP COLUMN renewal_info;\n"
     }
 
     /// Migration 6 gained its `verification` indexes after stores had been built with it: such a store
