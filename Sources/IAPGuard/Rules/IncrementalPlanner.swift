@@ -98,10 +98,6 @@ public struct IncrementalPlanner {
                     reason = "the last evaluation priced findings at its :now"
                 } else if state.now > now {
                     reason = ":now is before the last evaluation's"
-                } else if Self.readsUsers(rule), try accountsChanged(after: state.runID) {
-                    // Accounts decide owners and home countries across many entities: not scoped, so rules
-                    // that read them run fully when any account changed.
-                    reason = "the accounts (users) changed since the last evaluation"
                 } else if rule.exceptions.contains(where: { exception in
                     guard let end = exception.expiresAfterMillis else { return false }
                     return end >= state.now && end <= now
@@ -185,16 +181,6 @@ public struct IncrementalPlanner {
     }
 
     // MARK: Pieces
-
-    /// Whether the rule's queries read the `users` view.
-    static func readsUsers(_ rule: Rule) -> Bool {
-        rule.query.range(of: #"\busers\b"#, options: [.regularExpression, .caseInsensitive]) != nil
-    }
-
-    /// Whether any account was written by a run after `runID`.
-    func accountsChanged(after runID: Int64) throws -> Bool {
-        !(try database.query("SELECT 1 FROM user_account WHERE last_run_id > ? LIMIT 1", [.integer(runID)])).isEmpty
-    }
 
     /// Rows of time queries already run in this plan, by query text and bound parameters (several rules
     /// share the same time query, e.g. the credits' `reversed_at`).

@@ -5,8 +5,8 @@ import Foundation
 /// Every statement is an index lookup (`ScopePlanTests`); lookups by `LOWER(app_account_token)` bind the
 /// scoped tokens as a parameter list, the one form SQLite uses that expression index for.
 ///
-/// Seeds are the keys of every row changed after run `sinceRunID` — transactions and orders and credits
-/// whose `last_run_id` is later, sightings and notifications whose `first_run_id` is later, and the old
+/// Seeds are the keys of every row changed after run `sinceRunID` — transactions, orders, credits and
+/// accounts whose `last_run_id` is later, sightings and notifications whose `first_run_id` is later, and the old
 /// values of changed key fields from `change_log` — plus, when FX rates changed, the transactions and
 /// credits dated on or after the earliest changed rate. The seeds are then closed over the keys rules
 /// relate by, in three steps:
@@ -139,6 +139,12 @@ public struct ScopeBuilder {
         let notifications = "notification WHERE first_run_id > ?"
         try insert(.transactionID, "transaction_id", notifications, run)
         try insert(.originalTransactionID, "original_transaction_id", notifications, run)
+        // A changed account decides its own home country and the owner of its token and username: its
+        // purchases and every purchase carrying the token or username follow in step 2.
+        let accounts = "user_account WHERE last_run_id > ?"
+        try insert(.userID, "user_id", accounts, run)
+        try insert(.appAccountToken, "LOWER(app_account_token)", accounts, run)
+        try insert(.applicationUsername, "application_username", accounts, run)
         // What a changed row related to before the change (an order moved to another user, …).
         let fields: [(entity: String, field: String, kind: ScopeKind, lower: Bool)] = [
             ("transaction", "original_transaction_id", .originalTransactionID, false),
@@ -149,6 +155,8 @@ public struct ScopeBuilder {
             ("order", "application_username", .applicationUsername, false),
             ("credit", "transaction_id", .transactionID, false), ("credit", "order_id", .orderID, false),
             ("credit", "user_id", .userID, false),
+            ("user", "app_account_token", .appAccountToken, true),
+            ("user", "application_username", .applicationUsername, false),
         ]
         for entry in fields {
             try insert(

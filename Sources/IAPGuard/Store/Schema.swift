@@ -32,6 +32,7 @@ public enum Schema {
         PurchaseTermsSchema.migration,
         DeferredIndexSchema.migration,
         RenewalInfoSchema.migration,
+        AccountScopeIndexes.migration,
     ]
 
     /// The newest schema version.

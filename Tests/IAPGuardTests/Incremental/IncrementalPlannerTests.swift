@@ -173,26 +173,39 @@ import Testing
         #expect(fallback.modes["IAP-014"] == .full(reason: "a standing finding's key cannot be told"))
     }
 
-    @Test func aRuleReadingTheAccountsRunsFullyWhenAnAccountChangedAndOthersStayIncremental() throws {
+    @Test func aChangedAccountScopesTheRulesThatReadAccountsInsteadOfRunningThemFully() throws {
         let owner = try Self.rule("IAP-012")
         let duplicate = try Self.rule("IAP-001")
-        #expect(IncrementalPlanner.readsUsers(owner) && !IncrementalPlanner.readsUsers(duplicate))
         let store = try Self.store([])
         let planner = Self.planner(store)
         for rule in [owner, duplicate] {
             let stats = RuleRunResult.RuleStats(ruleID: rule.id, ruleVersion: rule.version, ruleStatus: rule.status)
             try planner.record(RuleRunResult(stats: [stats]), rules: [rule], runID: 1, now: 1_000 * Self.hour)
         }
-        let quiet = try planner.plan(rules: [owner, duplicate], runID: 2, now: 1_001 * Self.hour, forceFull: nil)
-        #expect(quiet.modes["IAP-012"]?.isIncremental == true)
         try store.database.run(
             """
-            INSERT INTO user_account (user_id, country, source_name, source_ref, row_hash, first_run_id, last_run_id)
-            VALUES ('u-1', 'TUR', 'users', 'users.csv:2', 'h', 2, 2)
+            INSERT INTO user_account (user_id, country, app_account_token, application_username, source_name,
+                                      source_ref, row_hash, first_run_id, last_run_id)
+            VALUES ('u-1', 'TUR', 'a3c1e0d2-0000-4000-8000-000000000001', 'name-1', 'users', 'users.csv:2', 'h',
+                    2, 2)
+            """, [])
+        try store.database.run(
+            """
+            INSERT INTO change_log (run_id, entity, entity_key, field, old_value, new_value)
+            VALUES (2, 'user', 'u-2', 'app_account_token', 'B7D2E0D2-0000-4000-8000-000000000002', NULL)
             """, [])
         let plan = try planner.plan(rules: [owner, duplicate], runID: 2, now: 1_001 * Self.hour, forceFull: nil)
-        #expect(plan.modes["IAP-012"] == .full(reason: "the accounts (users) changed since the last evaluation"))
+        #expect(plan.modes["IAP-012"]?.isIncremental == true)
         #expect(plan.modes["IAP-001"]?.isIncremental == true)
+        let scope = Set(
+            try store.database.query("SELECT kind, scope_key FROM incremental_scope WHERE rule_id = ''").map {
+                "\($0[0].textValue ?? "")=\($0[1].textValue ?? "")"
+            })
+        // The account, its token and username, and the token it held before.
+        #expect(scope.contains("user_id=u-1"))
+        #expect(scope.contains("app_account_token=a3c1e0d2-0000-4000-8000-000000000001"))
+        #expect(scope.contains("application_username=name-1"))
+        #expect(scope.contains("app_account_token=b7d2e0d2-0000-4000-8000-000000000002"))
     }
 
     @Test func aRuleRunsIncrementallyOnlyAfterAnUnchangedEvaluationAndNotWhenItPricedAtNow() throws {
