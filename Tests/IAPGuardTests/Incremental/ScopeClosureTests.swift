@@ -114,6 +114,30 @@ import Testing
         #expect(!scope.contains("transaction_id:T1"))
     }
 
+    @Test func aChangedAccountScopesItsPurchasesAndThePurchasesCarryingItsToken() throws {
+        let store = try Self.world()
+        var loader = RuleFixtureLoader(database: store.connection)
+        try loader.insert(
+            view: "users",
+            rows: [
+                RuleTest.FixtureRow(values: [
+                    "user_id": .text("u-2"), "country": .text("TUR"), "app_account_token": .text("aaaa-1"),
+                ])
+            ])
+        try store.database.run("UPDATE user_account SET first_run_id = 2, last_run_id = 2 WHERE user_id = 'u-2'")
+        try ScopeBuilder(database: store.connection).build(sinceRunID: 1, fxChangedFrom: nil)
+        let scope = try Self.scope(store)
+        // The account's own purchase (its home country decides it), and the purchase carrying the token it
+        // now claims with what hangs on it (its owner decides those credits).
+        for expected in [
+            "user_id:u-2", "transaction_id:T3", "credit_id:c-3", "app_account_token:aaaa-1", "transaction_id:T1",
+            "credit_id:c-1", "credit_id:c-4",
+        ] {
+            #expect(scope.contains(expected), "missing \(expected)")
+        }
+        #expect(!scope.contains("transaction_id:T2"))
+    }
+
     @Test func changedFXRatesScopeTransactionsDatedFromTheEarliestChange() throws {
         let store = try Self.world()
         try store.database.run("UPDATE apple_transaction SET purchase_date = 1000 WHERE transaction_id = 'T1'")
