@@ -12,6 +12,18 @@ import Testing
         #expect(SignedRecord(line: "   \t") == nil)
     }
 
+    @Test func surroundingWhitespaceIsTrimmedAndAPlainLineReadAsItIs() throws {
+        let compact = try World.good.sign(payload: World.transaction())
+        let verifier = try World.verifier()
+        let plain = try #require(SignedRecord(line: Substring(compact)))
+        for padded in [" \(compact)\t", "\u{00A0}\(compact)\r", "\n\(compact)\u{3000}"] {
+            let record = try #require(SignedRecord(line: Substring(padded)))
+            #expect(record.kind == plain.kind)
+            #expect(verifier.verify(record).outcome == .verified, "\(padded.unicodeScalars.first?.value ?? 0)")
+        }
+        #expect(verifier.verify(plain).outcome == .verified)
+    }
+
     @Test func bareJWSKindIsInferredFromThePayload() throws {
         let transaction = try #require(SignedRecord(line: Substring(try World.good.sign(payload: World.transaction()))))
         #expect(transaction.kind == .transaction)
