@@ -560,6 +560,12 @@ def sql_time(column):
             f"ELSE epoch_ms(CAST(replace({column}, 'Z', '') AS TIMESTAMP)) END")
 
 
+def csv_columns(path):
+    """The column names of a CSV file's header row."""
+    with open(path, newline="", encoding="utf-8-sig") as handle:
+        return set(next(csv.reader(handle), []))
+
+
 def load(con, config, base, work, source_list):
     sightings = os.path.join(work, "sightings-*.jsonl")
     notifications = os.path.join(work, "notifications-*.jsonl")
@@ -597,9 +603,7 @@ def load(con, config, base, work, source_list):
         if kind == "orders":
             tables = []
             for i, path in enumerate(files):
-                with open(path, newline="", encoding="utf-8-sig") as handle:
-                    header = next(csv.reader(handle), [])
-                present = set(header)
+                present = csv_columns(path)
 
                 def col(name, present=present):
                     return name if name in present else "NULL"
@@ -638,8 +642,7 @@ def load(con, config, base, work, source_list):
         elif kind == "users":
             tables = []
             for i, path in enumerate(files):
-                with open(path, newline="", encoding="utf-8-sig") as handle:
-                    present = set(next(csv.reader(handle), []))
+                present = csv_columns(path)
 
                 def ucol(name, present=present):
                     return name if name in present else "NULL"

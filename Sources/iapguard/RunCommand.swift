@@ -59,7 +59,7 @@ struct RunCommand: ParsableCommand {
     )
     var healthcheckURL: String?
 
-    @Option(name: .long, help: "Records per ingest transaction.")
+    @Option(name: .long, help: "Records per ingest batch (batches are committed five at a time).")
     var batchSize: Int = 20_000
 
     func validate() throws {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// `trimmingCharacters(in: .whitespaces)` without the trip through `NSString`: the same characters
 /// (Foundation's `CharacterSet.whitespaces` on Linux: tab, space, U+00A0, U+1680, U+2000–U+200B, U+202F,
 /// U+205F, U+3000; not newlines) are trimmed from both ends. Pinned against Foundation for every scalar by
@@ -15,6 +17,17 @@ enum TextTrim {
     /// on the bytes; true for empty text, as that is).
     static func isASCIIDigits(_ text: String) -> Bool {
         text.utf8.allSatisfy { $0 &- UInt8(ascii: "0") < 10 }
+    }
+
+    /// `line.trimmingCharacters(in: .whitespacesAndNewlines)`, without the trip through `NSString` when
+    /// the line starts and ends with printable ASCII (nothing to trim, the common case).
+    static func whitespacesAndNewlines(_ line: Substring) -> String {
+        if let first = line.utf8.first, let last = line.utf8.last, first > 0x20, first < 0x7F, last > 0x20,
+            last < 0x7F
+        {
+            return String(line)
+        }
+        return line.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// `text` without leading and trailing whitespace (tab and Zs).

@@ -37,7 +37,7 @@ public struct Pipeline {
         public var dryRun: Bool
         /// Re-read every input file (ignore the recorded file states) and start the window at the beginning.
         public var fullRebuild: Bool
-        /// Records per ingest transaction.
+        /// Records per ingest batch (the batches are committed ``Pipeline/batchesPerWriteGroup`` at a time).
         public var batchSize: Int
         /// What `failOn` counts: active hits (the default) or open cases (`open` or `investigating`), so
         /// that a case an analyst closed no longer fails the job.
@@ -261,7 +261,7 @@ public struct Pipeline {
     /// The batches an ingest commits together: see ``SQLiteStore/beginWriteGroup()``.
     static let batchesPerWriteGroup = 5
 
-    /// Ingests one source from its feed: each batch in its own transaction, the source's counts after its
+    /// Ingests one source from its feed: batches committed in groups (``batchesPerWriteGroup``), the source's counts after its
     /// data.
     func ingestSource(
         _ ingestor: SourceIngestor, events: IngestFeed.Events, planFailure: (any Error)?, store: any SQLBackedStore,
