@@ -85,7 +85,10 @@ public struct Pipeline {
 
     /// Copies a store with SQLite's `VACUUM INTO` (a consistent snapshot, even while another run writes).
     static func copyStore(from source: String, to destination: String) throws {
-        guard FileManager.default.fileExists(atPath: source) else { return }
+        // A first load killed midway leaves a store the real run deletes: the copy starts empty too.
+        guard FileManager.default.fileExists(atPath: source), !FirstLoadMarker(storePath: source).exists else {
+            return
+        }
         let database = try SQLiteDatabase(path: source, mode: .readOnly)
         _ = try database.run("VACUUM INTO ?", [.text(destination)])
     }
@@ -94,8 +97,13 @@ public struct Pipeline {
     func execute(
         _ options: Options, location: StoreLocation, writesReports: Bool, shouldStop: @escaping () -> Bool
     ) throws -> RunSummary {
-        let (store, lock) = try location.openForRun()
+        let (store, lock, discarded) = try location.openForRun()
         defer { withExtendedLifetime(lock) {} }
+        if discarded {
+            logger.warning(
+                "the store's first load was killed while it wrote without a journal: the store was deleted and is loaded again",
+                metadata: ["store": "\(store.location)"])
+        }
         let storePath = store.location
         let startedAt = Clock.nowMillis()
         let window = try RunWindow.resolve(
@@ -237,6 +245,8 @@ public struct Pipeline {
             let seconds = try Self.measure { try store.finishBulkLoad() }
             summary.stageSeconds["index"] = seconds
             logger.info("indexes built", metadata: ["seconds": "\(String(format: "%.1f", seconds))"])
+        } else if bulkLoad {
+            try store.secureBulkLoad()
         }
         // After the files: which transactions and refunds to ask Apple about follows from the credits.
         try pullAppStoreAPI(

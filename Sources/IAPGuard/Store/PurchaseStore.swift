@@ -39,8 +39,11 @@ public protocol PurchaseStore: AnyObject {
     /// one pass than row by row drops their secondary indexes until ``finishBulkLoad()``. Returns whether
     /// indexes are deferred now (also when a killed run left them deferred).
     func beginBulkLoad() throws -> Bool
-    /// Builds every index ``beginBulkLoad()`` deferred (nothing when none is).
+    /// Builds every index ``beginBulkLoad()`` deferred (nothing when none is), then ``secureBulkLoad()``.
     func finishBulkLoad() throws
+    /// Makes what a first load wrote durable and crash-safe again when the store wrote it with less
+    /// (SQLite: without a journal), leaving any deferred index for a later ``finishBulkLoad()``.
+    func secureBulkLoad() throws
     /// Opens a write group: the batches written until ``commitWriteGroup()`` (each still atomic on its own)
     /// and the file states recorded with them are committed together. Stores that commit each batch on
     /// its own do nothing.
@@ -59,6 +62,8 @@ extension PurchaseStore {
     public func beginBulkLoad() throws -> Bool { false }
 
     public func finishBulkLoad() throws {}
+
+    public func secureBulkLoad() throws {}
 
     public func beginWriteGroup() throws {}
 

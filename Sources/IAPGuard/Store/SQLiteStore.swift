@@ -11,6 +11,11 @@ public final class SQLiteStore: SQLBackedStore {
             let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         }
+        if path != ":memory:", FirstLoadMarker(storePath: path).exists {
+            throw StoreError(
+                message: "store \(path): its first load is running, or was killed; "
+                    + "the next `iapguard run` loads it again (\(FirstLoadMarker(storePath: path).path))")
+        }
         database = try SQLiteDatabase(path: path, mode: readOnly ? .readOnly : .readWrite)
         if !readOnly {
             if path != ":memory:" { try database.execute("PRAGMA journal_mode = WAL") }
@@ -50,12 +55,65 @@ public final class SQLiteStore: SQLBackedStore {
     /// index over loaded rows, while keeping ten indexes up to date row by row costs about as much as the
     /// rows themselves. Only non-unique indexes are deferred (the write path looks rows up by primary key).
     /// Returns true also when a killed run left indexes deferred: its load goes on.
+    ///
+    /// When the store holds nothing but this first run (one run, no notifications, accounts or findings),
+    /// the load also writes without a journal until ``secureBulkLoad()``: in WAL mode every page is written
+    /// twice (to the WAL, then to the file), and a page a commit touched again is appended again. A
+    /// ``FirstLoadMarker`` makes that safe: a run killed meanwhile leaves the marker, and the next run
+    /// deletes the store and loads again from the inputs.
     public func beginBulkLoad() throws -> Bool {
+        let (deferred, fresh) = try deferIndexes()
+        if deferred, fresh, database.path != ":memory:" { try writeWithoutJournal() }
+        return deferred
+    }
+
+    /// Whether the load writes without a journal now (``beginBulkLoad()``).
+    public private(set) var isUnjournaled = false
+
+    /// Ends an unjournaled load: back to WAL with the usual locking and syncing, the file synced, then the
+    /// marker removed. Whatever the load wrote is durable afterwards, indexes built or still deferred.
+    public func secureBulkLoad() throws {
+        guard isUnjournaled else { return }
+        try database.execute("PRAGMA locking_mode = NORMAL")
+        // The exclusive lock is released at the next access; WAL entered under it would stay exclusive.
+        _ = try database.query("SELECT COUNT(*) FROM sqlite_master")
+        let mode = try database.query("PRAGMA journal_mode = WAL").first?.first?.textValue
+        guard mode?.lowercased() == "wal" else {
+            throw StoreError(message: "store \(database.path): cannot return to WAL mode after the first load")
+        }
+        try database.execute("PRAGMA synchronous = NORMAL")
+        try FirstLoadMarker(storePath: database.path).remove()
+        isUnjournaled = false
+    }
+
+    private func writeWithoutJournal() throws {
+        let marker = FirstLoadMarker(storePath: database.path)
+        try marker.create()
+        let mode = try database.query("PRAGMA journal_mode = OFF").first?.first?.textValue
+        guard mode?.lowercased() == "off" else {
+            try marker.remove()
+            return
+        }
+        try database.execute("PRAGMA synchronous = OFF")
+        // No other connection may read pages that are being rewritten in place.
+        try database.execute("PRAGMA locking_mode = EXCLUSIVE")
+        isUnjournaled = true
+    }
+
+    /// Defers the big tables' secondary indexes when they are all empty (or were left deferred). Returns
+    /// whether indexes are deferred, and whether the store holds nothing but this first run.
+    private func deferIndexes() throws -> (deferred: Bool, fresh: Bool) {
         try database.transaction {
-            if try !database.query("SELECT 1 FROM deferred_index LIMIT 1").isEmpty { return true }
+            if try !database.query("SELECT 1 FROM deferred_index LIMIT 1").isEmpty { return (true, false) }
             for table in Self.bulkLoadTables where try !database.query("SELECT 1 FROM \(table) LIMIT 1").isEmpty {
-                return false
+                return (false, false)
             }
+            let fresh =
+                try database.scalar(
+                    """
+                    SELECT (SELECT COUNT(*) FROM run) <= 1 AND NOT EXISTS (SELECT 1 FROM notification)
+                        AND NOT EXISTS (SELECT 1 FROM user_account) AND NOT EXISTS (SELECT 1 FROM finding)
+                    """)?.integerValue == 1
             let placeholders = Self.bulkLoadTables.map { _ in "?" }.joined(separator: ", ")
             let indexes = try database.query(
                 "SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL "
@@ -72,12 +130,13 @@ public final class SQLiteStore: SQLBackedStore {
                 try database.execute("DROP INDEX \"\(name.replacingOccurrences(of: "\"", with: "\"\""))\"")
                 deferred += 1
             }
-            return deferred > 0
+            return (deferred > 0, fresh)
         }
     }
 
     /// Builds each deferred index and forgets its definition, one index per transaction, so that a run
-    /// killed here leaves the rest for the next run to build.
+    /// killed here leaves the rest for the next run to build; then ends an unjournaled load
+    /// (``secureBulkLoad()``).
     public func finishBulkLoad() throws {
         let rows = try database.query("SELECT name, definition FROM deferred_index ORDER BY name")
         for row in rows {
@@ -87,6 +146,7 @@ public final class SQLiteStore: SQLBackedStore {
                 try database.run("DELETE FROM deferred_index WHERE name = ?", [.text(name)])
             }
         }
+        try secureBulkLoad()
     }
 
     /// Opens one transaction that the next batches join as savepoints (``SQLiteDatabase/transaction(_:)``

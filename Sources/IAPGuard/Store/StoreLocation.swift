@@ -25,12 +25,16 @@ public enum StoreLocation: Sendable, Hashable {
     /// Opens the store for a run: takes the run's single-instance lock, opens the store and migrates it.
     /// For SQLite the lock (`<store>.lock`) comes first, so a second run never even opens or creates the
     /// store; PostgreSQL takes an advisory lock on its session. The lock is held while `lock` lives.
-    func openForRun() throws -> (store: any SQLBackedStore, lock: AnyObject) {
+    /// `discarded` tells that a SQLite first load killed while it wrote without a journal was deleted
+    /// (``FirstLoadMarker``): the store is new again.
+    func openForRun() throws -> (store: any SQLBackedStore, lock: AnyObject, discarded: Bool) {
         let store: any SQLBackedStore
         let lock: AnyObject
+        var discarded = false
         switch self {
         case .sqlite(let path):
             lock = try RunLock(path: path + ".lock")
+            discarded = try FirstLoadMarker(storePath: path).discardInterruptedLoad()
             store = try SQLiteStore(path: path)
         case .postgres(let settings):
             let postgres = try PostgresStore(settings: settings)
@@ -38,7 +42,7 @@ public enum StoreLocation: Sendable, Hashable {
             store = postgres
         }
         try store.migrate()
-        return (store, lock)
+        return (store, lock, discarded)
     }
 
     /// Whether there is a store to read: a SQLite file exists; a PostgreSQL store is assumed to.

@@ -51,7 +51,11 @@ import Testing
         #expect(try Self.schema(store) == before)
     }
 
-    @Test func aLoadKilledWithItsIndexesDeferredGoesOnDeferredAndTheNextFinishBuildsThem() throws {
+    static func journalMode(_ store: SQLiteStore) throws -> String? {
+        try store.database.query("PRAGMA journal_mode").first?.first?.textValue?.lowercased()
+    }
+
+    @Test func aLoadStoppedWithItsIndexesDeferredGoesOnDeferredAndTheNextFinishBuildsThem() throws {
         let path = TestScratch.root.appendingPathComponent("bulk-\(UUID().uuidString).sqlite").path
         defer {
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
@@ -63,7 +67,8 @@ import Testing
             migrated = try Self.schema(first)
             #expect(try first.beginBulkLoad())
             _ = try first.write(PostgresStoreTests.batches()[0], runID: 1)
-            // Killed here: rows written, indexes not built.
+            // Stopped here (a signal between batches): rows written and made safe, indexes not built.
+            try first.secureBulkLoad()
         }
         let second = try SQLiteStore(path: path)
         try second.migrate()
@@ -73,6 +78,86 @@ import Testing
         try second.finishBulkLoad()
         #expect(try Self.schema(second) == migrated)
         #expect(try !second.beginBulkLoad())
+    }
+
+    @Test func aFreshStoresFirstLoadWritesWithoutAJournalUntilItIsSecured() throws {
+        let path = TestScratch.root.appendingPathComponent("nojournal-\(UUID().uuidString).sqlite").path
+        defer {
+            for suffix in ["", "-wal", "-shm", ".first-load"] {
+                try? FileManager.default.removeItem(atPath: path + suffix)
+            }
+        }
+        let store = try SQLiteStore(path: path)
+        try store.migrate()
+        let migrated = try Self.schema(store)
+        #expect(try Self.journalMode(store) == "wal")
+        #expect(try store.beginBulkLoad())
+        #expect(store.isUnjournaled)
+        #expect(try Self.journalMode(store) == "off")
+        #expect(FileManager.default.fileExists(atPath: path + ".first-load"))
+        // Nobody else may open the store meanwhile: it is refused with a message naming the marker.
+        #expect(throws: StoreError.self) { try SQLiteStore(path: path, readOnly: true) }
+        _ = try store.write(PostgresStoreTests.batches()[0], runID: 1)
+        try store.finishBulkLoad()
+        #expect(!store.isUnjournaled)
+        #expect(try Self.journalMode(store) == "wal")
+        #expect(!FileManager.default.fileExists(atPath: path + ".first-load"))
+        #expect(try Self.schema(store) == migrated)
+        // Other connections read it again, concurrently with the writer.
+        let reader = try SQLiteStore(path: path, readOnly: true)
+        #expect(try reader.database.scalar("SELECT COUNT(*) FROM apple_sighting")?.integerValue ?? 0 > 0)
+    }
+
+    @Test func aFirstLoadKilledWhileUnjournaledIsDeletedByTheNextRunAndRefusedByReaders() throws {
+        let path = TestScratch.root.appendingPathComponent("killed-\(UUID().uuidString).sqlite").path
+        defer {
+            for suffix in ["", "-wal", "-shm", ".first-load", ".lock"] {
+                try? FileManager.default.removeItem(atPath: path + suffix)
+            }
+        }
+        do {
+            let store = try SQLiteStore(path: path)
+            try store.migrate()
+            #expect(try store.beginBulkLoad())
+            _ = try store.write(PostgresStoreTests.batches()[0], runID: 1)
+            // Killed here: the marker stays.
+        }
+        #expect(FileManager.default.fileExists(atPath: path + ".first-load"))
+        do {
+            _ = try SQLiteStore(path: path, readOnly: true)
+            Issue.record("a reader opened a store whose first load was killed")
+        } catch let error as StoreError {
+            #expect(error.message.contains("first load"))
+            #expect(error.message.contains(".first-load"))
+        }
+        let (store, lock, discarded) = try StoreLocation.sqlite(path: path).openForRun()
+        defer { withExtendedLifetime(lock) {} }
+        #expect(discarded)
+        #expect(!FileManager.default.fileExists(atPath: path + ".first-load"))
+        #expect(try store.rows("SELECT COUNT(*) FROM apple_sighting") == [[.integer(0)]])
+        #expect(try store.rows("SELECT COUNT(*) FROM backend_order") == [[.integer(0)]])
+    }
+
+    @Test func aStoreWithAnEarlierRunsAccountsKeepsItsJournalDuringALoad() throws {
+        let path = TestScratch.root.appendingPathComponent("journaled-\(UUID().uuidString).sqlite").path
+        defer {
+            for suffix in ["", "-wal", "-shm", ".first-load"] {
+                try? FileManager.default.removeItem(atPath: path + suffix)
+            }
+        }
+        let store = try SQLiteStore(path: path)
+        try store.migrate()
+        var accounts = IngestBatch()
+        var account = UserAccount(userID: "u-earlier")
+        account.appAccountToken = "0f7a2c3e-0000-4000-8000-000000000001"
+        accounts.users = [(user: account, sourceName: "users", sourceRef: "users.csv:2")]
+        _ = try store.write(accounts, runID: 1)
+        // Only the big tables are empty: indexes are deferred, but the accounts must survive a kill.
+        #expect(try store.beginBulkLoad())
+        #expect(!store.isUnjournaled)
+        #expect(try Self.journalMode(store) == "wal")
+        #expect(!FileManager.default.fileExists(atPath: path + ".first-load"))
+        try store.finishBulkLoad()
     }
 
     @Test func theWritePathNeverScansABigTableWhileItsIndexesAreDeferred() throws {
