@@ -38,6 +38,14 @@ enum RunBenchmark {
             String(format: "%8.1f s  ", seconds) + Measure.rate(Double(records), seconds) + " records")
         let transactions = summary.storeCounts["transactions"] ?? 0
         Measure.line("run", "  store: \(transactions) transactions", "verification \(summary.verification)")
+        for source in summary.sources {
+            guard let sourceSeconds = source.seconds, let cpu = source.cpuSeconds else { continue }
+            let target = source.kind == "signed-transactions" ? "  (target ≥ 25,000/s, CPU ≥ 180 %)" : ""
+            Measure.line(
+                "run", "  ingest \(source.name) (\(source.kind)): \(source.counts.records) records",
+                String(format: "%8.1f s  ", sourceSeconds) + Measure.rate(Double(source.counts.records), sourceSeconds)
+                    + String(format: "  CPU %.0f %%", 100 * cpu / max(sourceSeconds, 1e-6)) + target)
+        }
         for (stage, stageSeconds) in summary.stageSeconds.sorted(by: { $0.key < $1.key }) {
             Measure.line("run", "  stage \(stage)", String(format: "%8.1f s", stageSeconds))
         }

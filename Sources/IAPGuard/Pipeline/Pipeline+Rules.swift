@@ -38,6 +38,8 @@ extension Pipeline {
                         ? "--full-rebuild" : (summary.rewoundRunIDs.isEmpty ? nil : "window re-evaluated"))
                 engine.scopes = plan.scopes
                 record(plan, into: &summary)
+                // The full-mode queries run side by side on read-only connections while findings are made.
+                try engine.prefetchFullQueries(of: rules, now: window.until, since: window.since)
                 let evaluateSeconds = try Self.measure {
                     result = try evaluate(rules, engine: engine, runID: runID, window: window)
                 }

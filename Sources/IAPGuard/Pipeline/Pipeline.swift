@@ -278,6 +278,7 @@ public struct Pipeline {
         runID: Int64, summary: inout RunSummary, shouldStop: @escaping () -> Bool
     ) throws {
         let source = ingestor.source
+        let (startedAt, startedCPU) = (ContinuousClock.now, ProcessCPUTime.seconds())
         var counts = WriteCounts()
         var failure: String?
         var health = SourceHealth(source: source)
@@ -327,6 +328,9 @@ public struct Pipeline {
                 logger.warning("empty delivery", metadata: ["source": "\(source.name)", "warning": "\(warning)"])
             }
         }
+        let elapsed = startedAt.duration(to: .now)
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let cpuSeconds = ProcessCPUTime.seconds() - startedCPU
         try store.recordSourceCounts(
             runID: runID, sourceName: source.name, sourceKind: source.kind.rawValue, counts: counts)
         if let failure {
@@ -339,9 +343,14 @@ public struct Pipeline {
                     "source": "\(source.name)", "records": "\(counts.records)", "inserted": "\(counts.inserted)",
                     "updated": "\(counts.updated)", "unchanged": "\(counts.unchanged)", "errors": "\(counts.errors)",
                     "files_skipped": "\(counts.filesSkipped)", "stopped": "\(summary.stopped)",
+                    "seconds": "\(String(format: "%.2f", seconds))",
+                    "cpu_percent": "\(Int((100 * cpuSeconds / max(seconds, 1e-6)).rounded()))",
                 ])
         }
-        summary.sources.append(.init(name: source.name, kind: source.kind.rawValue, counts: counts, error: failure))
+        summary.sources.append(
+            .init(
+                name: source.name, kind: source.kind.rawValue, counts: counts, error: failure, seconds: seconds,
+                cpuSeconds: cpuSeconds))
     }
 
     /// Whether the store held records of `source` before this run (an empty delivery then means a gap).

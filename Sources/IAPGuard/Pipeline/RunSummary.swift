@@ -5,6 +5,10 @@ public struct RunSummary: Sendable, Codable {
         public var kind: String
         public var counts: WriteCounts
         public var error: String?
+        /// Wall seconds the source's ingest took, and CPU seconds the process used meanwhile (every thread:
+        /// the next source's reading and verifying runs ahead beside it). Never in reports.
+        public var seconds: Double?
+        public var cpuSeconds: Double?
     }
 
     public var runID: Int64

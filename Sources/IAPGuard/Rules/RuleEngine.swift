@@ -19,6 +19,43 @@ public final class RuleEngine {
     /// one are evaluated fully.
     public var scopes: [String: RuleScope] = [:]
 
+    /// Full-mode queries running ahead on read-only connections (``prefetchFullQueries(of:now:since:)``).
+    private var prefetch: RuleQueryPrefetch?
+
+    /// Starts the queries of `rules` that will run fully (no scope) on read-only connections of their own,
+    /// one per core, the longest (by the latest run) first, when the store is a SQLite file in WAL mode:
+    /// ``evaluate(rules:runID:now:since:)`` then takes their rows instead of querying. Other stores, and
+    /// rules in an incremental scope, query on the store's connection as before.
+    public func prefetchFullQueries(of rules: [Rule], now: Int64, since: Int64?) throws {
+        prefetch?.cancel()
+        prefetch = nil
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        guard cores > 1, let sqlite = store as? SQLiteStore, sqlite.database.path != ":memory:", !sqlite.isUnjournaled
+        else { return }
+        let full = rules.filter { scopes[$0.id] == nil }
+        guard full.count > 1 else { return }
+        var lastMillis: [String: Double] = [:]
+        for row in try sqlite.database.query(
+            "SELECT rule_id, query_millis FROM rule_run WHERE run_id = (SELECT MAX(run_id) FROM rule_run)")
+        {
+            if let id = row[0].textValue, let millis = row[1].doubleValue { lastMillis[id] = millis }
+        }
+        let jobs = full.enumerated().sorted { a, b in
+            let (x, y) = (lastMillis[a.element.id] ?? 0, lastMillis[b.element.id] ?? 0)
+            return x != y ? x > y : a.offset < b.offset
+        }.map { _, rule in
+            RuleQueryPrefetch.Job(
+                ruleID: rule.id, sql: rule.query,
+                parameters: rule.boundParameters(
+                    overrides: paramOverrides[rule.id] ?? [:], now: now, since: since ?? 0,
+                    referenceCurrency: referenceCurrency))
+        }
+        prefetch = RuleQueryPrefetch(
+            path: sqlite.database.path, jobs: jobs, readers: min(cores, RuleQueryPrefetch.maxReaders))
+    }
+
+    deinit { prefetch?.cancel() }
+
     /// Whether each ``Item`` keeps the result row it came from (inline tests match rows; a run does not
     /// need them, and at scale they would be most of the rule stage's memory).
     var keepsResultRows = false
@@ -113,8 +150,13 @@ public final class RuleEngine {
             overrides: overrides, now: now, since: since, referenceCurrency: referenceCurrency)
         let clock = ContinuousClock()
         let start = clock.now
+        var prefetchedMillis: Double?
         // Set explicitly (a `defer` would run after `evaluation` was already copied out by `return`).
         func recordQueryTime() {
+            if let prefetchedMillis {
+                evaluation.stats.queryMillis = prefetchedMillis
+                return
+            }
             let elapsed = start.duration(to: clock.now)
             evaluation.stats.queryMillis =
                 Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
@@ -124,11 +166,16 @@ public final class RuleEngine {
         // dictionary only while it is turned into its finding.
         var rows = ResultRows()
         do {
-            // A failing rule must not stop the others, on PostgreSQL too (a failed statement aborts the
-            // transaction there unless it ran in a savepoint).
-            try store.isolatingFailure {
-                try store.query(scope?.query ?? rule.query, parameters: parameters) { columns, values in
-                    rows.append(columns: columns, values: values)
+            if scope == nil, let outcome = prefetch?.take(rule.id) {
+                prefetchedMillis = outcome.millis
+                rows = try outcome.rows.get()
+            } else {
+                // A failing rule must not stop the others, on PostgreSQL too (a failed statement aborts the
+                // transaction there unless it ran in a savepoint).
+                try store.isolatingFailure {
+                    try store.query(scope?.query ?? rule.query, parameters: parameters) { columns, values in
+                        rows.append(columns: columns, values: values)
+                    }
                 }
             }
             if !rows.isEmpty {

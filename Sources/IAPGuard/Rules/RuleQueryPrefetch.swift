@@ -1,0 +1,137 @@
+import Foundation
+
+/// Runs full-mode rule queries ahead of the rule stage, on read-only connections of their own, on as many
+/// threads as there are cores (at most ``maxReaders``).
+///
+/// SQLite runs one statement on one core; the rule stage's queries are independent reads of data the
+/// ingest already committed, so they can run side by side. The run's own connection holds the rule stage's
+/// write transaction (rewinds, scopes, findings) meanwhile: in WAL mode readers see the committed data and
+/// never wait for it. Only queries that read committed tables alone may come here: an incremental scope
+/// lives in the open transaction, so scoped rules keep querying on the run's connection.
+///
+/// The longest queries (by their time in the latest run) are started first; ``take(_:)`` waits for one.
+final class RuleQueryPrefetch: @unchecked Sendable {
+    /// One query to run: the rule's id, its SQL and its bound parameters.
+    struct Job: Sendable {
+        var ruleID: String
+        var sql: String
+        var parameters: [String: SQLValue]
+    }
+
+    /// A finished query: its rows or its error, and its time in milliseconds.
+    struct Outcome: Sendable {
+        var rows: Result<ResultRows, PrefetchError>
+        var millis: Double
+    }
+
+    /// A query's failure, as text (the error the run's connection would have thrown).
+    struct PrefetchError: Error, Sendable, CustomStringConvertible {
+        var description: String
+    }
+
+    static let maxReaders = 4
+
+    private let condition = NSCondition()
+    private var pending: [Job]
+    private var outcomes: [String: Outcome] = [:]
+    private var running: Set<String> = []
+    private var cancelled = false
+    private var readers: Int
+    private let path: String
+
+    /// Starts `jobs` on `readers` threads over the SQLite file at `path`.
+    init(path: String, jobs: [Job], readers: Int) {
+        self.path = path
+        // Threads pop from the end: the longest first.
+        pending = jobs.reversed()
+        self.readers = max(1, min(readers, jobs.count))
+        for _ in 0..<self.readers {
+            let thread = Thread { [self] in work() }
+            thread.name = "iapguard-rule-reader"
+            thread.start()
+        }
+    }
+
+    /// Whether a query for `ruleID` was given to this prefetch (and not taken yet).
+    func has(_ ruleID: String) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return outcomes[ruleID] != nil || running.contains(ruleID) || pending.contains { $0.ruleID == ruleID }
+    }
+
+    /// Waits for the query of `ruleID` and hands its outcome over (nil when it was never given, or was
+    /// given back because no reader could open the store).
+    func take(_ ruleID: String) -> Outcome? {
+        condition.lock()
+        defer { condition.unlock() }
+        while outcomes[ruleID] == nil {
+            guard running.contains(ruleID) || pending.contains(where: { $0.ruleID == ruleID }) else { return nil }
+            condition.wait()
+        }
+        return outcomes.removeValue(forKey: ruleID)
+    }
+
+    /// Stops starting queries (those running finish on their own).
+    func cancel() {
+        condition.lock()
+        cancelled = true
+        pending = []
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    private func work() {
+        let store: SQLiteStore
+        do {
+            store = try SQLiteStore(path: path, readOnly: true)
+            // As much sort memory as the run's own connection: the rules group and sort millions of rows.
+            try store.database.execute("PRAGMA cache_size = -65536")
+        } catch {
+            readerFailed()
+            return
+        }
+        while let job = next() {
+            let clock = ContinuousClock()
+            let start = clock.now
+            var rows = ResultRows()
+            let result: Result<ResultRows, PrefetchError>
+            do {
+                try store.query(job.sql, parameters: job.parameters) { columns, values in
+                    rows.append(columns: columns, values: values)
+                }
+                result = .success(rows)
+            } catch {
+                result = .failure(PrefetchError(description: "\(error)"))
+            }
+            let elapsed = start.duration(to: clock.now)
+            let millis = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+            finish(job.ruleID, Outcome(rows: result, millis: millis))
+        }
+    }
+
+    private func next() -> Job? {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !cancelled, let job = pending.popLast() else { return nil }
+        running.insert(job.ruleID)
+        return job
+    }
+
+    private func finish(_ ruleID: String, _ outcome: Outcome) {
+        condition.lock()
+        running.remove(ruleID)
+        outcomes[ruleID] = outcome
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// A reader that cannot open leaves its share to the others; when none is left, the queries not started
+    /// go back to the caller (``take(_:)`` returns nil for them and the rule stage runs them itself).
+    private func readerFailed() {
+        condition.lock()
+        readers -= 1
+        if readers == 0 { pending = [] }
+        condition.broadcast()
+        condition.unlock()
+    }
+}
