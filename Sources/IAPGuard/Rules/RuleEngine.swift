@@ -26,11 +26,14 @@ public final class RuleEngine {
     /// one per core, the longest (by the latest run) first, when the store is a SQLite file in WAL mode:
     /// ``evaluate(rules:runID:now:since:)`` then takes their rows instead of querying. Other stores, and
     /// rules in an incremental scope, query on the store's connection as before.
-    public func prefetchFullQueries(of rules: [Rule], now: Int64, since: Int64?) throws {
+    /// `readers` overrides the number of reader threads (tests); by default one per core, none on one core.
+    public func prefetchFullQueries(of rules: [Rule], now: Int64, since: Int64?, readers: Int? = nil) throws {
         prefetch?.cancel()
         prefetch = nil
         let cores = ProcessInfo.processInfo.activeProcessorCount
-        guard cores > 1, let sqlite = store as? SQLiteStore, sqlite.database.path != ":memory:", !sqlite.isUnjournaled
+        let readers = readers ?? (cores > 1 ? min(cores, RuleQueryPrefetch.maxReaders) : 0)
+        guard readers >= 1, let sqlite = store as? SQLiteStore,
+            sqlite.database.path != ":memory:", !sqlite.isUnjournaled
         else { return }
         let full = rules.filter { scopes[$0.id] == nil }
         guard full.count > 1 else { return }
@@ -50,9 +53,11 @@ public final class RuleEngine {
                     overrides: paramOverrides[rule.id] ?? [:], now: now, since: since ?? 0,
                     referenceCurrency: referenceCurrency))
         }
-        prefetch = RuleQueryPrefetch(
-            path: sqlite.database.path, jobs: jobs, readers: min(cores, RuleQueryPrefetch.maxReaders))
+        prefetch = RuleQueryPrefetch(path: sqlite.database.path, jobs: jobs, readers: readers)
     }
+
+    /// Whether queries are running ahead (``prefetchFullQueries(of:now:since:readers:)`` started some).
+    var isPrefetching: Bool { prefetch != nil }
 
     deinit { prefetch?.cancel() }
 

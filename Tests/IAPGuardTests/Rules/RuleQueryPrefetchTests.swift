@@ -1,0 +1,74 @@
+import Foundation
+import Testing
+
+@testable import IAPGuard
+
+/// Full-mode rule queries run ahead on read-only connections (``RuleEngine/prefetchFullQueries``): the
+/// findings, counts and errors are those of the queries run one by one on the store's connection.
+@Suite struct RuleQueryPrefetchTests {
+    static let rulesFolder = Fixtures.repoRoot.appendingPathComponent("rules")
+
+    /// A world run once by the binary: a SQLite file store with data and no open transaction.
+    static let world: Result<PipelineTestWorld, any Error> = Result {
+        let world = try PipelineTestWorld()
+        let outcome = try world.run()
+        guard outcome.status == 0 || outcome.status == 2 else {
+            throw StoreError(message: "run failed (\(outcome.status)): \(outcome.stderr.suffix(800))")
+        }
+        return world
+    }
+
+    static func counts(_ result: RuleRunResult) -> [String] {
+        result.stats.map { "\($0.ruleID) \($0.hits) \($0.inconclusive) \($0.suppressed) \($0.error ?? "-")" }
+    }
+
+    @Test func prefetchedQueriesGiveTheFindingsOfQueriesRunOneByOne() throws {
+        let world = try Self.world.get()
+        let now = try #require(TimeParser.rfc3339(PipelineTestWorld.until))
+        var (rules, errors) = RuleSet.load(from: Self.rulesFolder)
+        #expect(errors.isEmpty)
+        // A broken query fails the same way on a reader, and the rules after it still run.
+        var broken = rules[0]
+        broken.id = "IAP-BROKEN"
+        broken.query = "SELECT no_such_column FROM transactions"
+        rules.insert(broken, at: 1)
+        let store = try SQLiteStore(path: world.storePath)
+        func evaluate(readers: Int?) throws -> RuleRunResult {
+            let engine = RuleEngine(store: store, referenceCurrency: "USD")
+            if let readers {
+                try engine.prefetchFullQueries(of: rules, now: now, since: nil, readers: readers)
+                #expect(engine.isPrefetching)
+            }
+            return try engine.evaluate(rules: rules, runID: 99, now: now)
+        }
+        let serial = try evaluate(readers: nil)
+        #expect(serial.findings.count > 10)
+        #expect(serial.stats.first { $0.ruleID == "IAP-BROKEN" }?.error?.contains("no_such_column") == true)
+        for readers in [1, 2, 3] {
+            let parallel = try evaluate(readers: readers)
+            #expect(parallel.findings == serial.findings, "\(readers) readers")
+            #expect(Self.counts(parallel) == Self.counts(serial), "\(readers) readers")
+        }
+    }
+
+    @Test func scopedRulesAndStoresWithoutAFileAreNotPrefetched() throws {
+        let world = try Self.world.get()
+        let (rules, _) = RuleSet.load(from: Self.rulesFolder)
+        let memory = RuleEngine(store: try SQLiteStore(path: ":memory:"), referenceCurrency: "USD")
+        try memory.prefetchFullQueries(of: rules, now: 0, since: nil, readers: 2)
+        #expect(!memory.isPrefetching)
+        // Every rule in an incremental scope: nothing is left to run ahead.
+        let engine = RuleEngine(store: try SQLiteStore(path: world.storePath), referenceCurrency: "USD")
+        let incremental = rules.filter { $0.incremental != nil }
+        #expect(incremental.count > 1)
+        for rule in incremental {
+            guard let section = rule.incremental else { continue }
+            engine.scopes[rule.id] = RuleScope(incremental: section, query: rule.query, keys: [:])
+        }
+        try engine.prefetchFullQueries(of: incremental, now: 0, since: nil, readers: 2)
+        #expect(!engine.isPrefetching)
+        try engine.prefetchFullQueries(of: rules, now: 0, since: nil, readers: 2)
+        // Rules without an incremental section always run fully; one alone is not worth a reader.
+        #expect(engine.isPrefetching == (rules.count - incremental.count > 1))
+    }
+}
