@@ -17,6 +17,10 @@ extension Pipeline {
             summary.ruleErrors.append("\(error)")
             logger.error("rule file rejected", metadata: ["error": "\(error)"])
         }
+        // The report's coverage count reads every credit: it runs on a reader meanwhile.
+        let coverageQuery =
+            writesReports && rules.contains { $0.id == "IAP-012" } ? startCoverage(store, now: window.until) : nil
+        defer { coverageQuery?.cancel() }
         let rewind = FindingRewind(database: store.connection)
         let runID = summary.runID
         try store.connection.transaction {
@@ -80,7 +84,8 @@ extension Pipeline {
                     result.findings = []
                     folder = try writeReport(
                         store: store, rules: rules, findings: consume findings, stats: result.stats, window: window,
-                        cases: cases, sourceErrors: summary.errors, sourceWarnings: summary.warnings)
+                        cases: cases, sourceErrors: summary.errors, sourceWarnings: summary.warnings,
+                        coverageQuery: coverageQuery)
                 }
                 summary.stageSeconds["report"] = reportSeconds
                 summary.reportFolder = folder?.path
@@ -211,7 +216,8 @@ extension Pipeline {
     /// on into the report, which then holds the only copy.
     func writeReport(
         store: any SQLBackedStore, rules: [Rule], findings: consuming [Finding], stats: [RuleRunResult.RuleStats],
-        window: RunWindow, cases: [IncidentCase], sourceErrors: [String] = [], sourceWarnings: [String] = []
+        window: RunWindow, cases: [IncidentCase], sourceErrors: [String] = [], sourceWarnings: [String] = [],
+        coverageQuery: RuleQueryPrefetch? = nil
     ) throws -> URL {
         let reportID = window.reportID
         let reportIDs = try reportIDsByRun(store)
@@ -227,7 +233,9 @@ extension Pipeline {
         }
         let writer = ReportWriter(reportsDirectory: config.reportsDirectory)
         removeStaleTemporaries(in: config.reportsDirectory)
-        let coverageLines = rules.contains { $0.id == "IAP-012" } ? try coverage(store, now: window.until) : []
+        let coverageLines =
+            rules.contains { $0.id == "IAP-012" }
+            ? try coverage(store, now: window.until, prefetched: coverageQuery) : []
         var input = ReportInput(
             runID: reportID, windowSince: window.since, windowUntil: window.until, startedAt: window.until,
             finishedAt: window.until, toolVersion: IAPGuardInfo.version, configHash: config.hash,
@@ -249,8 +257,16 @@ extension Pipeline {
     /// The coverage lines: standing credits IAP-012 cannot check (no appAccountToken and no
     /// applicationUsername on the purchase, or a marker no account owns), by the source of the Apple record
     /// (`no Apple record` when there is none). Empty when every credit was checkable.
-    func coverage(_ store: any SQLBackedStore, now: Int64?) throws -> [ReportInput.Coverage] {
-        let rows = try store.connection.query(Self.uncheckedCreditsSQL, [.integer(now ?? Int64.max)])
+    /// `prefetched`: the query already running on a reader (``startCoverage(_:now:)``).
+    func coverage(_ store: any SQLBackedStore, now: Int64?, prefetched: RuleQueryPrefetch? = nil) throws
+        -> [ReportInput.Coverage]
+    {
+        let rows: [[SQLValue]]
+        if let outcome = prefetched?.take(Self.coverageKey) {
+            rows = try outcome.rows.get().values
+        } else {
+            rows = try store.rows(Self.uncheckedCreditsSQL, ["now": .integer(now ?? Int64.max)])
+        }
         var sources: [ReportInput.Coverage.SourceCount] = []
         var total = 0
         for row in rows {
@@ -267,6 +283,19 @@ extension Pipeline {
         ]
     }
 
+    static let coverageKey = "report-coverage"
+
+    /// Starts the coverage query on a read-only connection when the store allows one (a SQLite file in WAL
+    /// mode, more than one core); nil otherwise, and ``coverage(_:now:prefetched:)`` runs it itself.
+    func startCoverage(_ store: any SQLBackedStore, now: Int64?) -> RuleQueryPrefetch? {
+        guard ProcessInfo.processInfo.activeProcessorCount > 1, let sqlite = store as? SQLiteStore,
+            sqlite.database.path != ":memory:", !sqlite.isUnjournaled
+        else { return nil }
+        let job = RuleQueryPrefetch.Job(
+            key: Self.coverageKey, sql: Self.uncheckedCreditsSQL, parameters: ["now": .integer(now ?? Int64.max)])
+        return RuleQueryPrefetch(path: sqlite.database.path, jobs: [job], readers: 1)
+    }
+
     /// Standing credits without an account marker IAP-012 could judge, by the Apple record's source kind.
     static let uncheckedCreditsSQL = """
         WITH credited AS (
@@ -276,7 +305,7 @@ extension Pipeline {
                       WHERE o.transaction_id = c.transaction_id AND o.application_username IS NOT NULL) END AS username
             FROM credits c LEFT JOIN transactions t ON t.transaction_id = c.transaction_id
             WHERE c.transaction_id IS NOT NULL AND c.user_id IS NOT NULL
-              AND (c.reversed_at IS NULL OR c.reversed_at > ?)
+              AND (c.reversed_at IS NULL OR c.reversed_at > :now)
         )
         SELECT source_kind, COUNT(*) FROM credited k
         WHERE (k.token IS NULL AND k.username IS NULL)

@@ -48,7 +48,7 @@ public final class RuleEngine {
             return x != y ? x > y : a.offset < b.offset
         }.map { _, rule in
             RuleQueryPrefetch.Job(
-                ruleID: rule.id, sql: rule.query,
+                key: rule.id, sql: rule.query,
                 parameters: rule.boundParameters(
                     overrides: paramOverrides[rule.id] ?? [:], now: now, since: since ?? 0,
                     referenceCurrency: referenceCurrency))

@@ -1,7 +1,7 @@
 import Foundation
 
-/// Runs full-mode rule queries ahead of the rule stage, on read-only connections of their own, on as many
-/// threads as there are cores (at most ``maxReaders``).
+/// Runs full-mode rule queries (and the report's own whole-store queries) ahead, on read-only connections of
+/// their own, on as many threads as there are cores (at most ``maxReaders``).
 ///
 /// SQLite runs one statement on one core; the rule stage's queries are independent reads of data the
 /// ingest already committed, so they can run side by side. The run's own connection holds the rule stage's
@@ -11,9 +11,9 @@ import Foundation
 ///
 /// The longest queries (by their time in the latest run) are started first; ``take(_:)`` waits for one.
 final class RuleQueryPrefetch: @unchecked Sendable {
-    /// One query to run: the rule's id, its SQL and its bound parameters.
+    /// One query to run: its key (the rule's id), its SQL and its bound parameters.
     struct Job: Sendable {
-        var ruleID: String
+        var key: String
         var sql: String
         var parameters: [String: SQLValue]
     }
@@ -56,7 +56,7 @@ final class RuleQueryPrefetch: @unchecked Sendable {
     func has(_ ruleID: String) -> Bool {
         condition.lock()
         defer { condition.unlock() }
-        return outcomes[ruleID] != nil || running.contains(ruleID) || pending.contains { $0.ruleID == ruleID }
+        return outcomes[ruleID] != nil || running.contains(ruleID) || pending.contains { $0.key == ruleID }
     }
 
     /// Waits for the query of `ruleID` and hands its outcome over (nil when it was never given, or was
@@ -65,7 +65,7 @@ final class RuleQueryPrefetch: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         while outcomes[ruleID] == nil {
-            guard running.contains(ruleID) || pending.contains(where: { $0.ruleID == ruleID }) else { return nil }
+            guard running.contains(ruleID) || pending.contains(where: { $0.key == ruleID }) else { return nil }
             condition.wait()
         }
         return outcomes.removeValue(forKey: ruleID)
@@ -105,7 +105,7 @@ final class RuleQueryPrefetch: @unchecked Sendable {
             }
             let elapsed = start.duration(to: clock.now)
             let millis = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
-            finish(job.ruleID, Outcome(rows: result, millis: millis))
+            finish(job.key, Outcome(rows: result, millis: millis))
         }
     }
 
@@ -113,7 +113,7 @@ final class RuleQueryPrefetch: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         guard !cancelled, let job = pending.popLast() else { return nil }
-        running.insert(job.ruleID)
+        running.insert(job.key)
         return job
     }
 
