@@ -60,13 +60,17 @@ public struct ReportWriter: Sendable {
             ".tmp-\(stored.runID)-\(UUID().uuidString)", isDirectory: true)
         do {
             try fm.createDirectory(at: temporary, withIntermediateDirectories: false)
-            // One file at a time, the CSVs streamed: memory stays bounded by the model, not by the output.
-            try Data(HTMLReportRenderer(model: model, options: options).render().utf8)
-                .write(to: temporary.appendingPathComponent("report.html"))
+            // The HTML is rendered on another core while the CSVs are streamed (memory stays bounded by the
+            // model and the one page, not by the CSVs).
+            let options = options
+            let html = BackgroundResult(name: "iapguard-report-html") { [model] in
+                Data(HTMLReportRenderer(model: model, options: options).render().utf8)
+            }
             try ReportCSV.writeFindings(model, to: temporary.appendingPathComponent("findings.csv"))
             try ReportCSV.writeEvidence(model, to: temporary.appendingPathComponent("evidence.csv"))
             try ReportCSV.writeCases(model, to: temporary.appendingPathComponent("cases.csv"))
             try ReportSummary(model).encoded().write(to: temporary.appendingPathComponent("summary.json"))
+            try html.get().write(to: temporary.appendingPathComponent("report.html"))
             try Self.replaceDirectory(at: destination, with: temporary)
         } catch {
             try? fm.removeItem(at: temporary)
