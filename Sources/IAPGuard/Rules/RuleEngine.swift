@@ -36,7 +36,8 @@ public final class RuleEngine {
             sqlite.database.path != ":memory:", !sqlite.isUnjournaled
         else { return }
         let full = rules.filter { scopes[$0.id] == nil }
-        guard full.count > 1 else { return }
+        // Even one: it runs beside the scoped rules, which query on the store's connection.
+        guard !full.isEmpty else { return }
         var lastMillis: [String: Double] = [:]
         for row in try sqlite.database.query(
             "SELECT rule_id, query_millis FROM rule_run WHERE run_id = (SELECT MAX(run_id) FROM rule_run)")
