@@ -68,7 +68,8 @@ SIGHTING_COLUMNS = {
     "app_account_token": "VARCHAR", "in_app_ownership_type": "VARCHAR", "transaction_reason": "VARCHAR",
     "revocation_date": "BIGINT", "revocation_reason": "BIGINT", "revocation_type": "VARCHAR",
     "revocation_percentage": "BIGINT", "signed_date": "BIGINT", "app_transaction_id": "VARCHAR",
-    "source_kind": "VARCHAR",
+    "offer_type": "BIGINT", "offer_identifier": "VARCHAR", "offer_discount_type": "VARCHAR",
+    "offer_period": "VARCHAR", "source_kind": "VARCHAR",
     "source_name": "VARCHAR", "source_ref": "VARCHAR", "receipt_key": "VARCHAR", "receipt_status": "BIGINT",
     "submitted_by_user_id": "VARCHAR", "submitted_order_id": "VARCHAR", "received_at": "BIGINT",
     "verification": "VARCHAR", "verification_reason": "VARCHAR", "anomalies": "VARCHAR",
@@ -297,6 +298,8 @@ def transaction_row(p):
         "revocation_reason": integer(p.get("revocationReason")), "revocation_type": text(p.get("revocationType")),
         "revocation_percentage": integer(p.get("revocationPercentage")), "signed_date": integer(p.get("signedDate")),
         "app_transaction_id": text(p.get("appTransactionId")),
+        "offer_type": integer(p.get("offerType")), "offer_identifier": text(p.get("offerIdentifier")),
+        "offer_discount_type": text(p.get("offerDiscountType")), "offer_period": text(p.get("offerPeriod")),
     }
 
 

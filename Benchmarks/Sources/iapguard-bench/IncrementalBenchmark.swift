@@ -92,7 +92,19 @@ enum IncrementalBenchmark {
             "incr", "ratio incremental / full run",
             String(
                 format: "whole run ×%.3f  (%.2f s / %.2f s)", secondSeconds / firstSeconds, secondSeconds, firstSeconds)
-        )
+                + " (target < 0.05)")
+        // The peer's whole run, as the latest `run` at this size measured it (the full world, not the 99 %).
+        if let text = try? String(contentsOf: PeerPipeline.peerSecondsFile(options), encoding: .utf8),
+            let peerSeconds = Double(text.trimmingCharacters(in: .whitespacesAndNewlines))
+        {
+            Measure.line(
+                "incr", "ratio incremental / peer's whole run",
+                String(
+                    format: "×%.3f  (%.2f s / %.2f s, the peer as the latest `run` at this size measured it)"
+                        + " (target ≤ 0.1)", secondSeconds / peerSeconds, secondSeconds, peerSeconds))
+        } else {
+            Measure.line("incr", "ratio incremental / peer's whole run", "unknown: run `iapguard-bench run` first")
+        }
         if options.noRescan {
             Measure.line("incr", "DuckDB and the full re-evaluation", "skipped (--no-rescan)")
             try split.restoreWorld()

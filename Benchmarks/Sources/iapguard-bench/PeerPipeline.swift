@@ -11,6 +11,13 @@ enum PeerPipeline {
         var seconds: Double
         var peakRSS: Int
         var storePath: String
+        /// The rule stage, the cases and the report (the part the peer's `rules` compares with).
+        var rulesAndReportSeconds: Double
+    }
+
+    /// Where `run` keeps the peer's whole-run seconds for `incremental` to compare the daily run with.
+    static func peerSecondsFile(_ options: BenchOptions) -> URL {
+        options.directory.appendingPathComponent("peer-whole-run-seconds.txt")
     }
 
     /// Fails with the install command when the peer's Python modules are missing (checked before iapguard's
@@ -59,6 +66,13 @@ enum PeerPipeline {
             String(
                 format: "iapguard %8.1f s  peer %8.1f s (wall from here %.1f s)  ratio ×%.2f (target ≤ 0.8)",
                 ours.seconds, peerSeconds, wall, ours.seconds / max(peerSeconds, 1e-9)))
+        try? String(format: "%.3f\n", peerSeconds).write(to: peerSecondsFile(options), atomically: true, encoding: .utf8)
+        let peerRules = seconds["rules"] ?? 0
+        Measure.line(
+            "run", "rules + cases + report: iapguard / peer's rules",
+            String(
+                format: "iapguard %8.1f s  peer %8.1f s  ratio ×%.2f (target ≤ 1.5)", ours.rulesAndReportSeconds,
+                peerRules, ours.rulesAndReportSeconds / max(peerRules, 1e-9)))
         Measure.line(
             "run", "peak RSS: iapguard / peer",
             "iapguard \(Measure.mib(ours.peakRSS))  peer \(Measure.mib(peerRSS)) (main "

@@ -73,7 +73,9 @@ enum RunBenchmark {
         let (rules, _) = config.rulesDirectory.map { RuleSet.load(from: $0) } ?? ([], [])
         try PeerPipeline.run(
             options, config: config, rules: rules,
-            ours: PeerPipeline.Ours(seconds: seconds, peakRSS: peakRSS, storePath: config.storePath.path))
+            ours: PeerPipeline.Ours(
+                seconds: seconds, peakRSS: peakRSS, storePath: config.storePath.path,
+                rulesAndReportSeconds: ["rules", "cases", "report"].reduce(0) { $0 + (summary.stageSeconds[$1] ?? 0) }))
     }
 
     /// `Pipeline.run` for the world's window (warnings only on stderr), timed.

@@ -88,6 +88,7 @@ public final class SQLiteDatabase {
 
     /// Opens (creating if needed, in `.readWrite`) the database at `path`. `":memory:"` for a private in-memory one.
     public init(path: String, mode: Mode = .readWrite) throws {
+        _ = Self.configured
         var db: OpaquePointer?
         let flags: Int32 =
             mode == .readOnly
@@ -104,6 +105,9 @@ public final class SQLiteDatabase {
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, 10_000)
     }
+
+    /// Process-wide SQLite settings, applied once before the first connection opens.
+    private static let configured: Bool = iapguard_sqlite3_disable_memstatus() == SQLITE_OK
 
     deinit {
         for statement in statementCache.values { statement.finalize() }
