@@ -66,7 +66,8 @@ enum PeerPipeline {
             String(
                 format: "iapguard %8.1f s  peer %8.1f s (wall from here %.1f s)  ratio ×%.2f (target ≤ 0.8)",
                 ours.seconds, peerSeconds, wall, ours.seconds / max(peerSeconds, 1e-9)))
-        try? String(format: "%.3f\n", peerSeconds).write(to: peerSecondsFile(options), atomically: true, encoding: .utf8)
+        try? String(format: "%.3f\n", peerSeconds).write(
+            to: peerSecondsFile(options), atomically: true, encoding: .utf8)
         let peerRules = seconds["rules"] ?? 0
         Measure.line(
             "run", "rules + cases + report: iapguard / peer's rules",
