@@ -23,8 +23,9 @@ public final class RuleEngine {
     private var prefetch: RuleQueryPrefetch?
 
     /// Starts the queries of `rules` that will run fully (no scope) on read-only connections of their own,
-    /// one per core, the longest (by the latest run) first, when the store is a SQLite file in WAL mode:
-    /// ``evaluate(rules:runID:now:since:)`` then takes their rows instead of querying. Other stores, and
+    /// one per core, the longest (by the latest run, else by SQL length) first, when the store is a SQLite
+    /// file in WAL mode: ``evaluate(rules:runID:now:since:)`` then takes their rows instead of querying.
+    /// Other stores, and
     /// rules in an incremental scope, query on the store's connection as before.
     /// `readers` overrides the number of reader threads (tests); by default one per core, none on one core.
     public func prefetchFullQueries(of rules: [Rule], now: Int64, since: Int64?, readers: Int? = nil) throws {
@@ -44,8 +45,13 @@ public final class RuleEngine {
         {
             if let id = row[0].textValue, let millis = row[1].doubleValue { lastMillis[id] = millis }
         }
+        // Longest first by the latest run's times; a store's first run has none, and then the longest SQL
+        // goes first (at 1M the longest queries are mostly the slowest).
+        func cost(_ rule: Rule) -> Double {
+            lastMillis.isEmpty ? Double(rule.query.utf8.count) : lastMillis[rule.id] ?? 0
+        }
         let jobs = full.enumerated().sorted { a, b in
-            let (x, y) = (lastMillis[a.element.id] ?? 0, lastMillis[b.element.id] ?? 0)
+            let (x, y) = (cost(a.element), cost(b.element))
             return x != y ? x > y : a.offset < b.offset
         }.map { _, rule in
             RuleQueryPrefetch.Job(
