@@ -19,14 +19,13 @@ public final class RuleEngine {
     /// one are evaluated fully.
     public var scopes: [String: RuleScope] = [:]
 
-    /// Full-mode queries running ahead on read-only connections (``prefetchFullQueries(of:now:since:)``).
+    /// Full-mode queries running ahead on read-only connections (``prefetchFullQueries(of:now:since:readers:)``).
     private var prefetch: RuleQueryPrefetch?
 
     /// Starts the queries of `rules` that will run fully (no scope) on read-only connections of their own,
     /// one per core, the longest (by the latest run, else by SQL length) first, when the store is a SQLite
     /// file in WAL mode: ``evaluate(rules:runID:now:since:)`` then takes their rows instead of querying.
-    /// Other stores, and
-    /// rules in an incremental scope, query on the store's connection as before.
+    /// Other stores, and rules in an incremental scope, query on the store's connection as before.
     /// `readers` overrides the number of reader threads (tests); by default one per core, none on one core.
     public func prefetchFullQueries(of rules: [Rule], now: Int64, since: Int64?, readers: Int? = nil) throws {
         prefetch?.cancel()
