@@ -297,8 +297,10 @@ extension Pipeline {
     }
 
     /// Standing credits without an account marker IAP-012 could judge, by the Apple record's source kind.
+    /// `credited` is materialized (SQLite 3.35+, PostgreSQL 12+): inlined, its `username` subquery ran once
+    /// per reference, four times per credit.
     static let uncheckedCreditsSQL = """
-        WITH credited AS (
+        WITH credited AS MATERIALIZED (
             SELECT c.credit_id, t.source_kind, LOWER(t.app_account_token) AS token,
                    CASE WHEN t.app_account_token IS NULL THEN
                      (SELECT MIN(o.application_username) FROM orders o
