@@ -32,7 +32,7 @@ struct FirstLoadMarker {
             throw StoreError(message: "cannot create \(path)")
         }
         try Self.sync(path)
-        try Self.sync(URL(fileURLWithPath: path).deletingLastPathComponent().path)
+        Self.syncFolder(of: path)
     }
 
     /// Syncs the store file, then removes the marker durably: the load's pages are on disk before the
@@ -40,7 +40,7 @@ struct FirstLoadMarker {
     func remove() throws {
         try Self.sync(storePath)
         try FileManager.default.removeItem(atPath: path)
-        try Self.sync(URL(fileURLWithPath: path).deletingLastPathComponent().path)
+        Self.syncFolder(of: path)
     }
 
     /// When the marker exists, deletes the store with its WAL and shared-memory files, then the marker.
@@ -52,8 +52,14 @@ struct FirstLoadMarker {
             try FileManager.default.removeItem(atPath: storePath + suffix)
         }
         try FileManager.default.removeItem(atPath: path)
-        try Self.sync(URL(fileURLWithPath: path).deletingLastPathComponent().path)
+        Self.syncFolder(of: path)
         return true
+    }
+
+    /// Syncs the folder holding `path`, so that the marker's creation or removal is durable. Best effort:
+    /// some file systems refuse `fsync` on a folder, and a run must not fail for that.
+    private static func syncFolder(of path: String) {
+        try? sync(URL(fileURLWithPath: path).deletingLastPathComponent().path)
     }
 
     /// `fsync` on a file or folder.
