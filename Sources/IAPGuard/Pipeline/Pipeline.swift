@@ -337,15 +337,15 @@ public struct Pipeline {
             summary.errors.append(failure)
             logger.error("source failed", metadata: ["source": "\(source.name)", "error": "\(failure)"])
         } else {
-            logger.info(
-                "source ingested",
-                metadata: [
-                    "source": "\(source.name)", "records": "\(counts.records)", "inserted": "\(counts.inserted)",
-                    "updated": "\(counts.updated)", "unchanged": "\(counts.unchanged)", "errors": "\(counts.errors)",
-                    "files_skipped": "\(counts.filesSkipped)", "stopped": "\(summary.stopped)",
-                    "seconds": "\(String(format: "%.2f", seconds))",
-                    "cpu_percent": "\(Int((100 * cpuSeconds / max(seconds, 1e-6)).rounded()))",
-                ])
+            var metadata: Logger.Metadata = [
+                "source": "\(source.name)", "records": "\(counts.records)", "inserted": "\(counts.inserted)",
+                "updated": "\(counts.updated)", "unchanged": "\(counts.unchanged)", "errors": "\(counts.errors)",
+                "files_skipped": "\(counts.filesSkipped)", "stopped": "\(summary.stopped)",
+                "seconds": "\(String(format: "%.2f", seconds))",
+            ]
+            // Over a few milliseconds the CPU share says nothing.
+            if seconds >= 0.5 { metadata["cpu_percent"] = "\(Int((100 * cpuSeconds / seconds).rounded()))" }
+            logger.info("source ingested", metadata: metadata)
         }
         summary.sources.append(
             .init(
