@@ -288,12 +288,11 @@ extension Pipeline {
     /// Starts the coverage query on a read-only connection when the store allows one (a SQLite file in WAL
     /// mode, more than one core); nil otherwise, and ``coverage(_:now:prefetched:)`` runs it itself.
     func startCoverage(_ store: any SQLBackedStore, now: Int64?) -> RuleQueryPrefetch? {
-        guard ProcessInfo.processInfo.activeProcessorCount > 1, let sqlite = store as? SQLiteStore,
-            sqlite.database.path != ":memory:", !sqlite.isUnjournaled
+        guard ProcessInfo.processInfo.activeProcessorCount > 1, let path = (store as? SQLiteStore)?.readerPath
         else { return nil }
         let job = RuleQueryPrefetch.Job(
             key: Self.coverageKey, sql: Self.uncheckedCreditsSQL, parameters: ["now": .integer(now ?? Int64.max)])
-        return RuleQueryPrefetch(path: sqlite.database.path, jobs: [job], readers: 1)
+        return RuleQueryPrefetch(path: path, jobs: [job], readers: 1)
     }
 
     /// Standing credits without an account marker IAP-012 could judge, by the Apple record's source kind.

@@ -32,9 +32,7 @@ public final class RuleEngine {
         prefetch = nil
         let cores = ProcessInfo.processInfo.activeProcessorCount
         let readers = readers ?? (cores > 1 ? min(cores, RuleQueryPrefetch.maxReaders) : 0)
-        guard readers >= 1, let sqlite = store as? SQLiteStore,
-            sqlite.database.path != ":memory:", !sqlite.isUnjournaled
-        else { return }
+        guard readers >= 1, let sqlite = store as? SQLiteStore, let path = sqlite.readerPath else { return }
         let full = rules.filter { scopes[$0.id] == nil }
         // Even one: it runs beside the scoped rules, which query on the store's connection.
         guard !full.isEmpty else { return }
@@ -59,7 +57,7 @@ public final class RuleEngine {
                     overrides: paramOverrides[rule.id] ?? [:], now: now, since: since ?? 0,
                     referenceCurrency: referenceCurrency))
         }
-        prefetch = RuleQueryPrefetch(path: sqlite.database.path, jobs: jobs, readers: readers)
+        prefetch = RuleQueryPrefetch(path: path, jobs: jobs, readers: readers)
     }
 
     /// Whether queries are running ahead (``prefetchFullQueries(of:now:since:readers:)`` started some).

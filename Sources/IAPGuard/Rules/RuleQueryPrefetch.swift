@@ -52,13 +52,6 @@ final class RuleQueryPrefetch: @unchecked Sendable {
         }
     }
 
-    /// Whether a query for `ruleID` was given to this prefetch (and not taken yet).
-    func has(_ ruleID: String) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return outcomes[ruleID] != nil || running.contains(ruleID) || pending.contains { $0.key == ruleID }
-    }
-
     /// Waits for the query of `ruleID` and hands its outcome over (nil when it was never given, or was
     /// given back because no reader could open the store).
     func take(_ ruleID: String) -> Outcome? {

@@ -67,6 +67,12 @@ public final class SQLiteStore: SQLBackedStore {
         return deferred
     }
 
+    /// The file other connections can read this store's committed data from, side by side with this one
+    /// (WAL mode): nil for an in-memory store and while a first load writes without a journal.
+    public var readerPath: String? {
+        database.path == ":memory:" || isUnjournaled ? nil : database.path
+    }
+
     /// Whether the load writes without a journal now (``beginBulkLoad()``).
     public private(set) var isUnjournaled = false
 
