@@ -12,6 +12,18 @@ import Testing
         ).map { $0.map(\.description).joined(separator: "|") }
     }
 
+    /// A store path in the test scratch folder, not yet created.
+    static func scratchStore(_ prefix: String) -> String {
+        TestScratch.root.appendingPathComponent("\(prefix)-\(UUID().uuidString).sqlite").path
+    }
+
+    /// Removes a scratch store with every file SQLite and iapguard keep beside it.
+    static func removeStore(_ path: String) {
+        for suffix in ["", "-wal", "-shm", ".first-load", ".lock"] {
+            try? FileManager.default.removeItem(atPath: path + suffix)
+        }
+    }
+
     static func secondaryIndexes(_ store: SQLiteStore, on table: String) throws -> Int {
         Int(
             try store.database.scalar(
@@ -56,10 +68,8 @@ import Testing
     }
 
     @Test func aLoadStoppedWithItsIndexesDeferredGoesOnDeferredAndTheNextFinishBuildsThem() throws {
-        let path = TestScratch.root.appendingPathComponent("bulk-\(UUID().uuidString).sqlite").path
-        defer {
-            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
-        }
+        let path = BulkLoadIndexTests.scratchStore("bulk")
+        defer { BulkLoadIndexTests.removeStore(path) }
         let migrated: [String]
         do {
             let first = try SQLiteStore(path: path)
@@ -81,12 +91,8 @@ import Testing
     }
 
     @Test func aFreshStoresFirstLoadWritesWithoutAJournalUntilItIsSecured() throws {
-        let path = TestScratch.root.appendingPathComponent("nojournal-\(UUID().uuidString).sqlite").path
-        defer {
-            for suffix in ["", "-wal", "-shm", ".first-load"] {
-                try? FileManager.default.removeItem(atPath: path + suffix)
-            }
-        }
+        let path = BulkLoadIndexTests.scratchStore("nojournal")
+        defer { BulkLoadIndexTests.removeStore(path) }
         let store = try SQLiteStore(path: path)
         try store.migrate()
         let migrated = try Self.schema(store)
@@ -109,12 +115,8 @@ import Testing
     }
 
     @Test func aFirstLoadKilledWhileUnjournaledIsDeletedByTheNextRunAndRefusedByReaders() throws {
-        let path = TestScratch.root.appendingPathComponent("killed-\(UUID().uuidString).sqlite").path
-        defer {
-            for suffix in ["", "-wal", "-shm", ".first-load", ".lock"] {
-                try? FileManager.default.removeItem(atPath: path + suffix)
-            }
-        }
+        let path = BulkLoadIndexTests.scratchStore("killed")
+        defer { BulkLoadIndexTests.removeStore(path) }
         do {
             let store = try SQLiteStore(path: path)
             try store.migrate()
@@ -139,12 +141,8 @@ import Testing
     }
 
     @Test func aStoreWithAnEarlierRunsAccountsKeepsItsJournalDuringALoad() throws {
-        let path = TestScratch.root.appendingPathComponent("journaled-\(UUID().uuidString).sqlite").path
-        defer {
-            for suffix in ["", "-wal", "-shm", ".first-load"] {
-                try? FileManager.default.removeItem(atPath: path + suffix)
-            }
-        }
+        let path = BulkLoadIndexTests.scratchStore("journaled")
+        defer { BulkLoadIndexTests.removeStore(path) }
         let store = try SQLiteStore(path: path)
         try store.migrate()
         var accounts = IngestBatch()
@@ -180,10 +178,8 @@ import Testing
 /// Batches written in a write group are committed together, each still atomic on its own.
 @Suite struct WriteGroupTests {
     @Test func batchesOfAWriteGroupBecomeVisibleTogetherAtItsCommit() throws {
-        let path = TestScratch.root.appendingPathComponent("group-\(UUID().uuidString).sqlite").path
-        defer {
-            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
-        }
+        let path = BulkLoadIndexTests.scratchStore("group")
+        defer { BulkLoadIndexTests.removeStore(path) }
         let store = try SQLiteStore(path: path)
         try store.migrate()
         let reader = try SQLiteStore(path: path, readOnly: true)
