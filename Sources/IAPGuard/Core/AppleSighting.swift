@@ -54,23 +54,29 @@ public struct AppleSighting: Sendable, Hashable {
         cachedID.value ?? computedSightingID
     }
 
-    /// The sighting id computed once, on a parse thread (``withCachedSightingID()``), so the single writer
+    /// The sighting id computed once, on a parse thread (``cacheSightingID()``), so the single writer
     /// does not hash it again. Set only when the sighting is complete; never part of equality.
     var cachedID = CachedSightingID()
 
-    /// This sighting with its id computed now. Call once its fields are final.
-    func withCachedSightingID() -> AppleSighting {
-        var copy = self
-        copy.cachedID = CachedSightingID(value: computedSightingID)
-        return copy
+    /// Computes the id now and keeps it. Call once the fields are final.
+    mutating func cacheSightingID() {
+        cachedID = CachedSightingID(value: computedSightingID)
     }
 
+    /// SHA-256 of the source kind, payload hash, transaction id, submitter, order and the transaction's
+    /// ``AppleTransaction/stableDescription``, joined by U+001F, written into one byte buffer.
     var computedSightingID: String {
-        Hashing.sha256Hex(
-            [
-                sourceKind.rawValue, payloadHash, transaction.transactionID, submittedByUserID ?? "",
-                submittedOrderID ?? "", transaction.stableDescription,
-            ].joined(separator: "\u{1F}"))
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(1024)
+        for part in [
+            sourceKind.rawValue, payloadHash, transaction.transactionID, submittedByUserID ?? "",
+            submittedOrderID ?? "",
+        ] {
+            bytes.append(contentsOf: part.utf8)
+            bytes.append(0x1F)
+        }
+        transaction.appendStableDescription(to: &bytes)
+        return bytes.withUnsafeBytes { Hashing.sha256Hex($0) }
     }
 }
 

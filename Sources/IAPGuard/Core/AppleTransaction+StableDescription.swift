@@ -6,22 +6,37 @@ extension AppleTransaction {
     /// deliberately left out (the payload hash already tells such copies apart), so ids stored before they
     /// were read do not change.
     var stableDescription: String {
-        var text = "AppleTransaction(transactionID: "
-        text.reserveCapacity(700)
-        Self.appendDebugDescription(of: transactionID, to: &text)
-        func add(_ name: String, _ value: String?) {
-            text += ", " + name + ": "
+        var bytes: [UInt8] = []
+        appendStableDescription(to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends the UTF-8 bytes of ``stableDescription`` to `bytes`: the sighting id is hashed from bytes
+    /// written once into one buffer, not from strings concatenated field by field.
+    func appendStableDescription(to bytes: inout [UInt8]) {
+        bytes.append(contentsOf: "AppleTransaction(transactionID: ".utf8)
+        Self.appendDebugDescription(of: transactionID, to: &bytes)
+        func add(_ name: StaticString, _ value: String?) {
+            bytes.append(contentsOf: ", ".utf8)
+            bytes.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
             if let value {
-                text += "Optional("
-                Self.appendDebugDescription(of: value, to: &text)
-                text += ")"
+                bytes.append(contentsOf: ": Optional(".utf8)
+                Self.appendDebugDescription(of: value, to: &bytes)
+                bytes.append(UInt8(ascii: ")"))
             } else {
-                text += "nil"
+                bytes.append(contentsOf: ": nil".utf8)
             }
         }
-        func add(_ name: String, _ value: Int64?) {
-            text += ", " + name + ": "
-            if let value { text += "Optional(" + String(value) + ")" } else { text += "nil" }
+        func add(_ name: StaticString, _ value: Int64?) {
+            bytes.append(contentsOf: ", ".utf8)
+            bytes.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+            if let value {
+                bytes.append(contentsOf: ": Optional(".utf8)
+                Self.appendDecimal(value, to: &bytes)
+                bytes.append(UInt8(ascii: ")"))
+            } else {
+                bytes.append(contentsOf: ": nil".utf8)
+            }
         }
         add("originalTransactionID", originalTransactionID)
         add("webOrderLineItemID", webOrderLineItemID)
@@ -44,19 +59,35 @@ extension AppleTransaction {
         add("revocationType", revocationType)
         add("revocationPercentage", revocationPercentage)
         add("signedDate", signedDate)
-        return text + ")"
+        bytes.append(UInt8(ascii: ")"))
     }
 
     /// Appends `value.debugDescription`: the text in double quotes, as it is when every byte is printable
     /// ASCII that Swift does not escape (`"`, `'` and `\` are escaped), else through the escaping pass.
-    private static func appendDebugDescription(of value: String, to text: inout String) {
+    private static func appendDebugDescription(of value: String, to bytes: inout [UInt8]) {
         let plain = value.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F && $0 != 0x22 && $0 != 0x27 && $0 != 0x5C }
         if plain {
-            text += "\""
-            text += value
-            text += "\""
+            bytes.append(UInt8(ascii: "\""))
+            bytes.append(contentsOf: value.utf8)
+            bytes.append(UInt8(ascii: "\""))
         } else {
-            text += value.debugDescription
+            bytes.append(contentsOf: value.debugDescription.utf8)
+        }
+    }
+
+    /// Appends `String(value)`'s digits without making the string.
+    private static func appendDecimal(_ value: Int64, to bytes: inout [UInt8]) {
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        // The magnitude as unsigned, so Int64.min has one too.
+        var rest = value.magnitude
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buffer in
+            var count = 0
+            repeat {
+                buffer[19 - count] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+                count += 1
+            } while rest > 0
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[(20 - count)...]))
         }
     }
 }

@@ -134,7 +134,10 @@ public struct CSVReader {
             rawHead.removeAll(keepingCapacity: true)
         }
 
-        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
+        while let data = try handle.read(upToCount: 1 << 20), !data.isEmpty {
+            // Copied to an array: iterating `Data` costs a call per byte (a closure over its bytes would make
+            // every access to this loop's state an exclusivity check).
+            let chunk = [UInt8](data)
             for byte in chunk {
                 offset += 1
                 recordLength += 1

@@ -140,9 +140,17 @@ public struct ReceiptResponseParser: Sendable {
     static func legacyDate(_ text: String) -> Int64? {
         // Split on the bytes: a space is one byte, and a part holding anything but ASCII fails below anyway.
         let parts = text.utf8.split(separator: UInt8(ascii: " "))
-        guard parts.count == 3, let zone = String(parts[2]), ["Etc/GMT", "GMT", "UTC", "Etc/UTC"].contains(zone),
-            let date = String(parts[0]), let time = String(parts[1])
-        else { return nil }
-        return TimeParser.rfc3339(date + "T" + time + "Z")
+        guard parts.count == 3, legacyZones.contains(where: { $0.utf8.elementsEqual(parts[2]) }) else { return nil }
+        // `date` + "T" + `time` + "Z" as bytes: one small buffer per date, no strings.
+        var chars: [UInt8] = []
+        chars.reserveCapacity(parts[0].count + parts[1].count + 2)
+        chars.append(contentsOf: parts[0])
+        chars.append(UInt8(ascii: "T"))
+        chars.append(contentsOf: parts[1])
+        chars.append(UInt8(ascii: "Z"))
+        return TimeParser.rfc3339(utf8: chars)
     }
+
+    /// The time zones legacy receipts name.
+    private static let legacyZones = ["Etc/GMT", "GMT", "UTC", "Etc/UTC"]
 }

@@ -379,19 +379,21 @@ public struct SourceIngestor {
                         return
                     }
                     let location = "\(name):\(record.line)"
-                    let raw = Array(record.fields.joined(separator: ",").utf8)
+                    // The fields joined again: what the quarantine shows of a bad record.
+                    func raw() -> [UInt8] { Array(record.fields.joined(separator: ",").utf8) }
                     guard record.fields.count == columns.count else {
                         quarantine(
                             location, "expected \(columns.count) fields as in the header, found \(record.fields.count)",
-                            raw)
+                            raw())
                         return
                     }
                     var row: [String: String] = [:]
+                    row.reserveCapacity(columns.count)
                     for (column, value) in zip(columns, record.fields) { row[column] = value }
                     do {
                         try addBackendRow(row, location: location, into: &batch)
                     } catch let error as RecordError {
-                        quarantine(location, error.message, raw)
+                        quarantine(location, error.message, raw())
                     }
                 }
                 if batch.recordCount >= batchSize { try flush() }
@@ -511,8 +513,8 @@ public struct SourceIngestor {
             let location = "\(fileName):\(number)"
             do {
                 try parseLine(bytes[...], location: location, into: &fragment)
-                // Hashed here, on a parse thread, rather than by the writer.
-                fragment.sightings = fragment.sightings.map { $0.withCachedSightingID() }
+                // Hashed here, on a parse thread, rather than by the writer; in place, not copied.
+                for index in fragment.sightings.indices { fragment.sightings[index].cacheSightingID() }
             } catch let error as RecordError {
                 fragment.quarantined.append(quarantineRecord(location, error.message, bytes))
             } catch {

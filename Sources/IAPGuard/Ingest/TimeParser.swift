@@ -13,7 +13,11 @@ public enum TimeParser {
 
     /// RFC 3339 / ISO 8601 date-time (or a plain `YYYY-MM-DD`) to epoch ms, without locale-dependent APIs.
     public static func rfc3339(_ s: String) -> Int64? {
-        let chars = Array(s.utf8)
+        rfc3339(utf8: Array(s.utf8))
+    }
+
+    /// ``rfc3339(_:)`` of text given as its UTF-8 bytes.
+    static func rfc3339(utf8 chars: [UInt8]) -> Int64? {
         func number(_ from: Int, _ count: Int) -> Int? {
             guard from + count <= chars.count else { return nil }
             var value = 0

@@ -47,4 +47,20 @@ import Testing
             receipt: #""download_id":{"x":1},"#, entry: #""transaction_id":"2000000000000001""#)
         #expect(flags.isEmpty)
     }
+
+    @Test func legacyDateTextsParseInTheirFourZonesAndNothingElse() {
+        let expected: Int64 = 1_596_771_003_000
+        for zone in ["Etc/GMT", "GMT", "UTC", "Etc/UTC"] {
+            #expect(ReceiptResponseParser.legacyDate("2020-08-07 03:30:03 \(zone)") == expected)
+        }
+        // Runs of spaces separate like one (the parts are split with empty ones omitted).
+        #expect(ReceiptResponseParser.legacyDate("2020-08-07  03:30:03   Etc/GMT") == expected)
+        for bad in [
+            "2020-08-07 03:30:03 America/Los_Angeles", "2020-08-07 03:30:03", "2020-08-07T03:30:03 Etc/GMT",
+            "2020-13-07 03:30:03 Etc/GMT", "2020-08-07 03:30:03 Etc/GMT extra", "2020-08-07 03:30:03Z Etc/GMT",
+            "２020-08-07 03:30:03 Etc/GMT", "",
+        ] {
+            #expect(ReceiptResponseParser.legacyDate(bad) == nil, "\(bad)")
+        }
+    }
 }

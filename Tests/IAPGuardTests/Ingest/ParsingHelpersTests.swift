@@ -20,4 +20,22 @@ import Testing
         #expect(TimeParser.epochMillis("yesterday") == nil)
         #expect(TimeParser.iso8601(1_596_771_003_000) == "2020-08-07T03:30:03Z")
     }
+
+    /// ASCII amounts are read from their bytes; they must read exactly as the Unicode rules read them.
+    @Test func asciiAmountsReadAsTheUnicodeRulesReadThem() {
+        let inputs = [
+            "0.99", "12", "-1.5", "+1.5", "1234.567", "1.2345", "1e3", "", " ", "-", "+", ".", "1.", ".5", "-.5",
+            " 4.99\t", "\t7", "1..2", "1.2.3", "+-5", "--5", "0x10", "00012.010", "9223372036854775",
+            "9223372036854776",
+            "9223372036854775.807", "9223372036854775.808", "-9223372036854775.807", "99999999999999999999",
+            "1,5", "1 5", "1.5\n", "\r1", "١٢", "4.99\u{00A0}", "\u{2003}3", "1\u{0301}",
+        ]
+        for input in inputs {
+            #expect(Money.milliunits(fromDecimal: input) == Money.unicodeMilliunits(fromDecimal: input), "\(input)")
+        }
+        #expect(Money.milliunits(fromDecimal: " 4.99\t") == 4990)
+        #expect(Money.milliunits(fromDecimal: "4.99\u{00A0}") == 4990)
+        #expect(Money.milliunits(fromDecimal: "1.") == 1000)
+        #expect(Money.milliunits(fromDecimal: "9223372036854775.808") == nil)
+    }
 }

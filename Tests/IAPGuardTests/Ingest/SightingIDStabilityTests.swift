@@ -61,13 +61,36 @@ import Testing
         #expect(some.stableDescription == reflected(some))
     }
 
+    /// Ids already stored were hashed from the parts joined as text; the byte-buffer hash must equal it.
+    @Test func theSightingIDIsTheHashOfItsPartsJoinedByUnitSeparators() {
+        var t = AppleTransaction(transactionID: "2000000000000004")
+        t.originalTransactionID = "quote \" é ✓ \u{1F}"
+        t.quantity = -12
+        t.purchaseDate = Int64.min
+        t.price = 0
+        t.signedDate = Int64.max
+        var sighting = AppleSighting(
+            transaction: t, sourceKind: .receipt, sourceName: "s", sourceRef: "f:1", payloadHash: "h",
+            verification: .unverified)
+        sighting.submittedByUserID = "u-1"
+        let joined = [
+            sighting.sourceKind.rawValue, "h", t.transactionID, "u-1", "", t.stableDescription,
+        ].joined(separator: "\u{1F}")
+        #expect(sighting.computedSightingID == Hashing.sha256Hex(joined))
+        let plain = AppleSighting(
+            transaction: AppleTransaction(transactionID: "1"), sourceKind: .jws, sourceName: "s", sourceRef: "r",
+            payloadHash: "p", verification: .unverified)
+        #expect(plain.computedSightingID == "1ed68672b5687786c0a1056c0861d5d83905f39e9477f764f5a6c9bb3a4aa63d")
+    }
+
     @Test func aSightingIDComputedOnAParseThreadIsTheIDTheWriterWouldCompute() {
         var t = AppleTransaction(transactionID: "2000000000000003")
         t.productID = "com.example.coins.pack100"
         let sighting = AppleSighting(
             transaction: t, sourceKind: .jws, sourceName: "s", sourceRef: "f:1", payloadHash: "h",
             verification: .unverified)
-        let cached = sighting.withCachedSightingID()
+        var cached = sighting
+        cached.cacheSightingID()
         #expect(cached.cachedID.value == sighting.computedSightingID)
         #expect(cached.sightingID == sighting.sightingID)
         #expect(cached == sighting)
