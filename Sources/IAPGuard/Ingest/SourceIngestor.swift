@@ -300,8 +300,15 @@ public struct SourceIngestor {
             var inFlight: ParseJob?
             defer { inFlight?.waitForResults() }
             func emit(_ job: ParseJob) throws {
-                for result in job.waitForResults() {
-                    batch.append(contentsOf: try result.get())
+                // Each line's records are moved into the batch, not copied: the job hands its results over.
+                var results = job.takeResults()
+                for index in results.indices {
+                    var result: Result<IngestBatch, any Error> = .success(IngestBatch())
+                    swap(&result, &results[index])
+                    switch consume result {
+                    case .failure(let error): throw error
+                    case .success(var fragment): batch.absorb(&fragment)
+                    }
                     if batch.recordCount >= batchSize { try flush() }
                 }
             }
@@ -608,6 +615,14 @@ private final class ParseJob: @unchecked Sendable {
         group.wait()
         return results
     }
+
+    /// Waits for the block and hands its results over: the job keeps none, so the caller holds the only
+    /// reference to each line's records and can move them.
+    func takeResults() -> [Result<IngestBatch, any Error>] {
+        group.wait()
+        defer { results = [] }
+        return results
+    }
 }
 
 /// The ingestor as seen by the parsing threads, which only call its parsing methods (they read the
@@ -639,14 +654,23 @@ private final class LineResults: @unchecked Sendable {
 }
 
 extension IngestBatch {
-    /// Appends `other`'s records after this batch's, kind by kind.
-    fileprivate mutating func append(contentsOf other: IngestBatch) {
-        sightings += other.sightings
-        orders += other.orders
-        credits += other.credits
-        notifications += other.notifications
-        quarantined += other.quarantined
-        users += other.users
+    /// Moves `other`'s records after this batch's, kind by kind, leaving `other` empty. A line's single
+    /// record (the usual case) is moved out of its array; a copy would retain each of its strings.
+    fileprivate mutating func absorb(_ other: inout IngestBatch) {
+        func move<Element>(_ from: inout [Element], to into: inout [Element]) {
+            if from.count == 1 {
+                into.append(from.removeLast())
+            } else if !from.isEmpty {
+                into.append(contentsOf: from)
+                from.removeAll()
+            }
+        }
+        move(&other.sightings, to: &sightings)
+        move(&other.orders, to: &orders)
+        move(&other.credits, to: &credits)
+        move(&other.notifications, to: &notifications)
+        move(&other.quarantined, to: &quarantined)
+        move(&other.users, to: &users)
     }
 }
 
