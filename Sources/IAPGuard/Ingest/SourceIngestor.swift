@@ -93,8 +93,6 @@ public struct SourceIngestor {
             switch event {
             case .batch(let batch):
                 try sink(batch)
-                // Freeing a batch's records is a tenth of a busy writer's time: let another core do it.
-                Self.releaseInBackground(batch)
             case .skipped(let newIdentity):
                 if let newIdentity { try store.setFileState(newIdentity, sourceName: source.name, runID: runID) }
                 skipped.filesSkipped += 1
@@ -106,12 +104,6 @@ public struct SourceIngestor {
             }
         }
         return skipped
-    }
-
-    /// Drops this thread's reference to `batch` and lets a background thread hold the last one, so the
-    /// records are freed there (the caller's own references end right after).
-    static func releaseInBackground(_ batch: IngestBatch) {
-        DispatchQueue.global(qos: .utility).async { withExtendedLifetime(batch) {} }
     }
 
     /// Reads every file of the plan into `emit`, touching no store: a skipped file, each batch of a read
