@@ -32,7 +32,7 @@ extension AppleTransaction {
             bytes.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
             if let value {
                 bytes.append(contentsOf: ": Optional(".utf8)
-                Self.appendDecimal(value, to: &bytes)
+                bytes.append(contentsOf: String(value).utf8)
                 bytes.append(UInt8(ascii: ")"))
             } else {
                 bytes.append(contentsOf: ": nil".utf8)
@@ -72,22 +72,6 @@ extension AppleTransaction {
             bytes.append(UInt8(ascii: "\""))
         } else {
             bytes.append(contentsOf: value.debugDescription.utf8)
-        }
-    }
-
-    /// Appends `String(value)`'s digits without making the string.
-    private static func appendDecimal(_ value: Int64, to bytes: inout [UInt8]) {
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
-        // The magnitude as unsigned, so Int64.min has one too.
-        var rest = value.magnitude
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buffer in
-            var count = 0
-            repeat {
-                buffer[19 - count] = UInt8(ascii: "0") + UInt8(rest % 10)
-                rest /= 10
-                count += 1
-            } while rest > 0
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[(20 - count)...]))
         }
     }
 }
