@@ -230,6 +230,8 @@ public struct Pipeline {
         }
         let feed = IngestFeed(plans: plans)
         defer { feed.cancel() }
+        if !bulkLoad { try store.beginIngestCheckpoints() }
+        defer { try? store.endIngestCheckpoints() }
         for (index, plan) in plans.enumerated() {
             if shouldStop() {
                 summary.stopped = true
@@ -240,6 +242,7 @@ public struct Pipeline {
                 runID: runID, summary: &summary, shouldStop: shouldStop)
             if summary.stopped { break }
         }
+        try store.endIngestCheckpoints()
         // Stopped on a signal: the next run goes on with the load and builds them.
         if bulkLoad, !summary.stopped {
             let seconds = try Self.measure { try store.finishBulkLoad() }

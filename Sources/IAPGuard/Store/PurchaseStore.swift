@@ -50,6 +50,11 @@ public protocol PurchaseStore: AnyObject {
     func beginWriteGroup() throws
     /// Commits the open write group, if any.
     func commitWriteGroup() throws
+    /// Moves the checkpoints of the ingest that follows off the writer, when the store has any (SQLite's
+    /// WAL). Stores without do nothing.
+    func beginIngestCheckpoints() throws
+    /// Ends ``beginIngestCheckpoints()``: whatever the ingest committed is checkpointed when it returns.
+    func endIngestCheckpoints() throws
 }
 
 extension PurchaseStore {
@@ -68,6 +73,10 @@ extension PurchaseStore {
     public func beginWriteGroup() throws {}
 
     public func commitWriteGroup() throws {}
+
+    public func beginIngestCheckpoints() throws {}
+
+    public func endIngestCheckpoints() throws {}
 
     public func rows(_ sql: String, _ parameters: [String: SQLValue] = [:]) throws -> [[SQLValue]] {
         var rows: [[SQLValue]] = []

@@ -164,6 +164,38 @@ public final class SQLiteStore: SQLBackedStore {
 
     public func commitWriteGroup() throws {
         if !database.isAutocommit { try database.execute("COMMIT") }
+        checkpointer?.checkpointer.request()
+    }
+
+    /// The checkpointer of the ingest under way, if any (``beginIngestCheckpoints()``), and the automatic
+    /// checkpoint interval it replaces.
+    private var checkpointer: (checkpointer: WALCheckpointer, autocheckpoint: Int64)?
+
+    /// Hands the ingest's WAL checkpoints to a ``WALCheckpointer`` (a second connection on another thread)
+    /// and turns this connection's automatic checkpoint off: pages are copied into the file while the
+    /// writer goes on. Nothing on one core, in memory, or while a first load writes without a journal.
+    public func beginIngestCheckpoints() throws {
+        guard checkpointer == nil, !isUnjournaled, database.path != ":memory:",
+            ProcessInfo.processInfo.activeProcessorCount > 1
+        else { return }
+        let interval = try database.scalar("PRAGMA wal_autocheckpoint")?.integerValue ?? 1000
+        let started = try WALCheckpointer(path: database.path)
+        do {
+            try database.execute("PRAGMA wal_autocheckpoint = 0")
+        } catch {
+            _ = try? started.finish()
+            throw error
+        }
+        checkpointer = (started, interval)
+    }
+
+    /// Waits for a last checkpoint of what the ingest wrote, stops the checkpointer and turns the automatic
+    /// checkpoint back on. Readers that start after a complete checkpoint read the file, not the WAL.
+    public func endIngestCheckpoints() throws {
+        guard let (running, interval) = checkpointer else { return }
+        checkpointer = nil
+        try database.execute("PRAGMA wal_autocheckpoint = \(interval)")
+        try running.finish()
     }
 
     /// Takes the single-instance lock: `flock` on `<store>.lock` beside the file.
