@@ -292,7 +292,8 @@ public struct Pipeline {
             if let planFailure { throw planFailure }
             // Batches are committed in groups of `batchesPerWriteGroup` (with the file states recorded
             // among them); what a source wrote before it failed or was stopped is committed too, as when
-            // every batch committed on its own. A killed run loses the open group, and its rerun redoes it.
+            // every batch committed on its own. A killed run, or a batch the store fails to write, loses
+            // the open group, and the rerun redoes it.
             var grouped = 0
             try store.beginWriteGroup()
             defer { try? store.commitWriteGroup() }

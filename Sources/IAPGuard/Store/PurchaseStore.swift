@@ -44,9 +44,9 @@ public protocol PurchaseStore: AnyObject {
     /// Makes what a first load wrote durable and crash-safe again when the store wrote it with less
     /// (SQLite: without a journal), leaving any deferred index for a later ``finishBulkLoad()``.
     func secureBulkLoad() throws
-    /// Opens a write group: the batches written until ``commitWriteGroup()`` (each still atomic on its own)
-    /// and the file states recorded with them are committed together. Stores that commit each batch on
-    /// its own do nothing.
+    /// Opens a write group: the batches written until ``commitWriteGroup()`` and the file states recorded
+    /// with them are committed together. A batch that fails to write rolls the whole open group back, as a
+    /// kill would: the next run writes it again. Stores that commit each batch on its own do nothing.
     func beginWriteGroup() throws
     /// Commits the open write group, if any.
     func commitWriteGroup() throws

@@ -203,4 +203,41 @@ import Testing
         _ = try store.write(third, runID: 1)
         #expect(try orders() == 3)
     }
+
+    @Test func aBatchThatFailsToWriteRollsItsWholeWriteGroupBack() throws {
+        let path = BulkLoadIndexTests.scratchStore("group-failure")
+        defer { BulkLoadIndexTests.removeStore(path) }
+        let store = try SQLiteStore(path: path)
+        try store.migrate()
+        // A store-side failure in the middle of a batch: the batch's first row is written, its second not.
+        try store.database.execute(
+            """
+            CREATE TRIGGER refuse_order BEFORE INSERT ON backend_order WHEN NEW.order_id = 'o-refused'
+            BEGIN SELECT RAISE(ABORT, 'refused'); END
+            """)
+        func orders() throws -> Int64 {
+            try store.database.scalar("SELECT COUNT(*) FROM backend_order")?.integerValue ?? -1
+        }
+        let template = PostgresStoreTests.batches()[0].orders[0]
+        func batch(_ ids: [String]) -> IngestBatch {
+            var batch = IngestBatch()
+            batch.orders = ids.map { id in
+                var row = template
+                row.order.orderID = id
+                return row
+            }
+            return batch
+        }
+        try store.beginWriteGroup()
+        _ = try store.write(batch(["o-1"]), runID: 1)
+        #expect(throws: SQLiteError.self) { try store.write(batch(["o-2", "o-refused"]), runID: 1) }
+        // Nothing of the group stays, not even the failed batch's first row; the connection is usable.
+        try store.commitWriteGroup()
+        #expect(store.database.isAutocommit)
+        #expect(try orders() == 0)
+        try store.beginWriteGroup()
+        _ = try store.write(batch(["o-1", "o-2"]), runID: 1)
+        try store.commitWriteGroup()
+        #expect(try orders() == 2)
+    }
 }
