@@ -9,6 +9,7 @@ extension Pipeline {
         store: any SQLBackedStore, window: RunWindow, options: Options, writesReports: Bool, summary: inout RunSummary
     ) throws {
         guard let rulesDirectory = config.rulesDirectory else {
+            try fillStoreCounts(store, into: &summary)
             try finish(store, &summary)
             return
         }
@@ -17,10 +18,11 @@ extension Pipeline {
             summary.ruleErrors.append("\(error)")
             logger.error("rule file rejected", metadata: ["error": "\(error)"])
         }
-        // The report's coverage count reads every credit: it runs on a reader meanwhile.
-        let coverageQuery =
-            writesReports && rules.contains { $0.id == "IAP-012" } ? startCoverage(store, now: window.until) : nil
-        defer { coverageQuery?.cancel() }
+        // The store-wide counts and the report's coverage count read whole tables: they run on a reader
+        // meanwhile.
+        let readerQueries = startReaderQueries(
+            store, now: window.until, coverage: writesReports && rules.contains { $0.id == "IAP-012" })
+        defer { readerQueries?.cancel() }
         let rewind = FindingRewind(database: store.connection)
         let runID = summary.runID
         try store.connection.transaction {
@@ -85,13 +87,14 @@ extension Pipeline {
                     folder = try writeReport(
                         store: store, rules: rules, findings: consume findings, stats: result.stats, window: window,
                         cases: cases, sourceErrors: summary.errors, sourceWarnings: summary.warnings,
-                        coverageQuery: coverageQuery)
+                        readerQueries: readerQueries)
                 }
                 summary.stageSeconds["report"] = reportSeconds
                 summary.reportFolder = folder?.path
                 logger.info("report written", metadata: ["folder": "\(folder?.path ?? "")"])
                 CrashPoint.shared.reached("report")
             }
+            try fillStoreCounts(store, into: &summary, prefetched: readerQueries)
             try finish(store, &summary)
         }
     }
@@ -217,7 +220,7 @@ extension Pipeline {
     func writeReport(
         store: any SQLBackedStore, rules: [Rule], findings: consuming [Finding], stats: [RuleRunResult.RuleStats],
         window: RunWindow, cases: [IncidentCase], sourceErrors: [String] = [], sourceWarnings: [String] = [],
-        coverageQuery: RuleQueryPrefetch? = nil
+        readerQueries: RuleQueryPrefetch? = nil
     ) throws -> URL {
         let reportID = window.reportID
         let reportIDs = try reportIDsByRun(store)
@@ -235,11 +238,11 @@ extension Pipeline {
         removeStaleTemporaries(in: config.reportsDirectory)
         let coverageLines =
             rules.contains { $0.id == "IAP-012" }
-            ? try coverage(store, now: window.until, prefetched: coverageQuery) : []
+            ? try coverage(store, now: window.until, prefetched: readerQueries) : []
         var input = ReportInput(
             runID: reportID, windowSince: window.since, windowUntil: window.until, startedAt: window.until,
             finishedAt: window.until, toolVersion: IAPGuardInfo.version, configHash: config.hash,
-            referenceCurrency: config.referenceCurrency, sources: try storedSources(store),
+            referenceCurrency: config.referenceCurrency, sources: try storedSources(store, prefetched: readerQueries),
             findings: findings,
             rules: rules.map {
                 .init(
@@ -257,7 +260,7 @@ extension Pipeline {
     /// The coverage lines: standing credits IAP-012 cannot check (no appAccountToken and no
     /// applicationUsername on the purchase, or a marker no account owns), by the source of the Apple record
     /// (`no Apple record` when there is none). Empty when every credit was checkable.
-    /// `prefetched`: the query already running on a reader (``startCoverage(_:now:)``).
+    /// `prefetched`: the query already running on a reader (``startReaderQueries(_:now:coverage:)``).
     func coverage(_ store: any SQLBackedStore, now: Int64?, prefetched: RuleQueryPrefetch? = nil) throws
         -> [ReportInput.Coverage]
     {
@@ -285,14 +288,35 @@ extension Pipeline {
 
     static let coverageKey = "report-coverage"
 
-    /// Starts the coverage query on a read-only connection when the store allows one (a SQLite file in WAL
-    /// mode, more than one core); nil otherwise, and ``coverage(_:now:prefetched:)`` runs it itself.
-    func startCoverage(_ store: any SQLBackedStore, now: Int64?) -> RuleQueryPrefetch? {
+    /// Starts the run's whole-store reads on a read-only connection when the store allows one (a SQLite file
+    /// in WAL mode, more than one core): the summary's store counts and the report's counts by source first
+    /// (they take a fraction of a second), then the coverage query when `coverage`. Nil otherwise, and each
+    /// is run on the store's connection when it is needed. The record tables do not change after the
+    /// ingest, so the reader's snapshot gives the same counts.
+    func startReaderQueries(_ store: any SQLBackedStore, now: Int64?, coverage: Bool) -> RuleQueryPrefetch? {
         guard ProcessInfo.processInfo.activeProcessorCount > 1, let path = (store as? SQLiteStore)?.readerPath
         else { return nil }
-        let job = RuleQueryPrefetch.Job(
-            key: Self.coverageKey, sql: Self.uncheckedCreditsSQL, parameters: ["now": .integer(now ?? Int64.max)])
-        return RuleQueryPrefetch(path: path, jobs: [job], readers: 1)
+        var jobs = (StoreCounts.statements + [StoreCounts.quarantinedSQL]).map {
+            RuleQueryPrefetch.Job(key: $0, sql: $0, parameters: [:])
+        }
+        jobs += Self.sourceTables.map {
+            RuleQueryPrefetch.Job(
+                key: Self.sourceCountSQL($0.table), sql: Self.sourceCountSQL($0.table), parameters: [:])
+        }
+        if coverage {
+            jobs.append(
+                .init(
+                    key: Self.coverageKey, sql: Self.uncheckedCreditsSQL,
+                    parameters: ["now": .integer(now ?? Int64.max)]))
+        }
+        return RuleQueryPrefetch(path: path, jobs: jobs, readers: 1)
+    }
+
+    /// The rows of `sql` (no parameters): from `prefetched` when a reader ran it (keyed by its text), else
+    /// from the store's connection.
+    func rows(_ sql: String, store: any SQLBackedStore, prefetched: RuleQueryPrefetch?) throws -> [[SQLValue]] {
+        if let outcome = prefetched?.take(sql) { return try outcome.rows.get().values }
+        return try store.connection.query(sql, [])
     }
 
     /// Standing credits without an account marker IAP-012 could judge, by the Apple record's source kind.
@@ -334,13 +358,15 @@ extension Pipeline {
     /// Each configured source as the store holds it: records kept, records quarantined, and the time of its
     /// latest record as the watermark. Per-run read counts stay out of the report (they differ between a
     /// run and its re-run); they are in the run summary, the `run_source` table and the metrics file.
-    func storedSources(_ store: any SQLBackedStore) throws -> [ReportInput.Source] {
+    func storedSources(_ store: any SQLBackedStore, prefetched: RuleQueryPrefetch? = nil) throws
+        -> [ReportInput.Source]
+    {
         var stored: [String: (count: Int, latest: Int64?)] = [:]
         // Per table: the count by source over the (source, time) index, then each source's latest time by
         // one probe of it (migration 8); one query over all the tables read every row of the store.
         for (table, time) in Self.sourceTables {
             var sources: [String] = []
-            for row in try store.connection.query(Self.sourceCountSQL(table), []) {
+            for row in try rows(Self.sourceCountSQL(table), store: store, prefetched: prefetched) {
                 let name = row[0].textValue ?? ""
                 sources.append(name)
                 stored[name, default: (0, nil)].count += Int(row[1].integerValue ?? 0)

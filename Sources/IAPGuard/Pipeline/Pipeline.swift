@@ -135,8 +135,8 @@ public struct Pipeline {
             summary.stageSeconds["ingest"] = ingestSeconds
             // The parse workers' freed batches stay in their allocator arenas otherwise (see FreedMemory).
             FreedMemory.release()
-            try fillStoreCounts(store, into: &summary)
             if summary.stopped {
+                try fillStoreCounts(store, into: &summary)
                 logger.warning("stopped on a signal between batches", metadata: ["run_id": "\(runID)"])
                 try finish(store, &summary)
             } else {
@@ -380,8 +380,11 @@ public struct Pipeline {
     }
 
     /// The store-wide counts every run's summary carries (``RunLedger/storeCounts()``).
-    func fillStoreCounts(_ store: any SQLBackedStore, into summary: inout RunSummary) throws {
-        let counts = try store.storeCounts()
+    /// `prefetched`: the statements already running on a reader (``startReaderQueries(_:now:coverage:)``).
+    func fillStoreCounts(
+        _ store: any SQLBackedStore, into summary: inout RunSummary, prefetched: RuleQueryPrefetch? = nil
+    ) throws {
+        let counts = try StoreCounts.read { try rows($0, store: store, prefetched: prefetched) }
         summary.storeCounts = counts.rows
         summary.verification = counts.verification
         summary.failedSightings = counts.failedSightings

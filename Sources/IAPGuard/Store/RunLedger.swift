@@ -30,6 +30,24 @@ public struct StoreCounts: Sendable, Hashable {
     static var statements: [String] {
         views.map { "SELECT COUNT(*) FROM \($0)" } + [verificationSQL, failedSightingsSQL]
     }
+    static let quarantinedSQL = "SELECT COUNT(*) FROM quarantine"
+
+    /// The counts from `rows`, which answers each of ``statements`` and ``quarantinedSQL`` (the store's own
+    /// connection, or a reader that ran them ahead).
+    static func read(_ rows: (String) throws -> [[SQLValue]]) throws -> StoreCounts {
+        var counts = StoreCounts()
+        for view in views {
+            counts.rows[view] = try rows("SELECT COUNT(*) FROM \(view)").first?.first?.integerValue ?? 0
+        }
+        for row in try rows(verificationSQL) {
+            counts.verification[row[0].textValue ?? "?"] = row[1].integerValue ?? 0
+        }
+        for row in try rows(failedSightingsSQL) {
+            counts.failedSightings[row[0].textValue ?? "?"] = row[1].integerValue ?? 0
+        }
+        counts.quarantined = try rows(quarantinedSQL).first?.first?.integerValue ?? 0
+        return counts
+    }
 }
 
 extension SQLBackedStore {
@@ -54,19 +72,6 @@ extension SQLBackedStore {
     }
 
     public func storeCounts() throws -> StoreCounts {
-        var counts = StoreCounts()
-        for view in StoreCounts.views {
-            counts.rows[view] =
-                try (connection.query("SELECT COUNT(*) FROM \(view)", []).first?.first)?.integerValue ?? 0
-        }
-        for row in try connection.query(StoreCounts.verificationSQL, []) {
-            counts.verification[row[0].textValue ?? "?"] = row[1].integerValue ?? 0
-        }
-        for row in try connection.query(StoreCounts.failedSightingsSQL, []) {
-            counts.failedSightings[row[0].textValue ?? "?"] = row[1].integerValue ?? 0
-        }
-        counts.quarantined =
-            try (connection.query("SELECT COUNT(*) FROM quarantine", []).first?.first)?.integerValue ?? 0
-        return counts
+        try StoreCounts.read { try connection.query($0, []) }
     }
 }
