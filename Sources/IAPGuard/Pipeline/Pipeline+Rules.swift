@@ -20,8 +20,11 @@ extension Pipeline {
         }
         // The store-wide counts and the report's coverage count read whole tables: they run on a reader
         // meanwhile.
-        let readerQueries = startReaderQueries(
-            store, now: window.until, coverage: writesReports && rules.contains { $0.id == "IAP-012" })
+        // The store-wide counts, and the report's coverage line unless the kept gaps are re-told for the
+        // scope, read whole tables: once the rules are planned they run on a reader meanwhile.
+        let wantsCoverage = writesReports && rules.contains { $0.id == "IAP-012" }
+        var readerQueries: RuleQueryPrefetch?
+        var coverageRefreshed = false
         defer { readerQueries?.cancel() }
         let rewind = FindingRewind(database: store.connection)
         let runID = summary.runID
@@ -44,6 +47,11 @@ extension Pipeline {
                         ? "--full-rebuild" : (summary.rewoundRunIDs.isEmpty ? nil : "window re-evaluated"))
                 engine.scopes = plan.scopes
                 record(plan, into: &summary)
+                if wantsCoverage {
+                    coverageRefreshed = try CoverageGaps(connection: store.connection).refreshScoped(
+                        scopeSince: plan.sharedScopeSince, runID: runID)
+                }
+                readerQueries = startReaderQueries(store, coverage: wantsCoverage && !coverageRefreshed)
                 // The full-mode queries run side by side on read-only connections while findings are made.
                 try engine.prefetchFullQueries(of: rules, now: window.until, since: window.since)
                 let evaluateSeconds = try Self.measure {
@@ -87,7 +95,9 @@ extension Pipeline {
                     folder = try writeReport(
                         store: store, rules: rules, findings: consume findings, stats: result.stats, window: window,
                         cases: cases, sourceErrors: summary.errors, sourceWarnings: summary.warnings,
-                        readerQueries: readerQueries)
+                        readerQueries: readerQueries,
+                        coverage: wantsCoverage
+                            ? .init(runID: runID, refreshed: coverageRefreshed, query: readerQueries) : nil)
                 }
                 summary.stageSeconds["report"] = reportSeconds
                 summary.reportFolder = folder?.path
@@ -220,7 +230,7 @@ extension Pipeline {
     func writeReport(
         store: any SQLBackedStore, rules: [Rule], findings: consuming [Finding], stats: [RuleRunResult.RuleStats],
         window: RunWindow, cases: [IncidentCase], sourceErrors: [String] = [], sourceWarnings: [String] = [],
-        readerQueries: RuleQueryPrefetch? = nil
+        readerQueries: RuleQueryPrefetch? = nil, coverage coverageSource: CoverageSource? = nil
     ) throws -> URL {
         let reportID = window.reportID
         let reportIDs = try reportIDsByRun(store)
@@ -238,7 +248,7 @@ extension Pipeline {
         removeStaleTemporaries(in: config.reportsDirectory)
         let coverageLines =
             rules.contains { $0.id == "IAP-012" }
-            ? try coverage(store, now: window.until, prefetched: readerQueries) : []
+            ? try coverage(store, now: window.until, source: coverageSource) : []
         var input = ReportInput(
             runID: reportID, windowSince: window.since, windowUntil: window.until, startedAt: window.until,
             finishedAt: window.until, toolVersion: IAPGuardInfo.version, configHash: config.hash,
@@ -257,25 +267,46 @@ extension Pipeline {
         return try writer.write(consume input)
     }
 
+    /// Where the coverage line's gaps come from: already re-told for the scope (``CoverageGaps``), or the
+    /// query telling every credit, running on a reader.
+    struct CoverageSource {
+        /// The store's run, which keeps the gaps it tells.
+        var runID: Int64
+        var refreshed: Bool
+        var query: RuleQueryPrefetch?
+    }
+
     /// The coverage lines: standing credits IAP-012 cannot check (no appAccountToken and no
     /// applicationUsername on the purchase, or a marker no account owns), by the source of the Apple record
-    /// (`no Apple record` when there is none). Empty when every credit was checkable.
-    /// `prefetched`: the query already running on a reader (``startReaderQueries(_:now:coverage:)``).
-    func coverage(_ store: any SQLBackedStore, now: Int64?, prefetched: RuleQueryPrefetch? = nil) throws
+    /// (`no Apple record` when there is none). Empty when every credit was checkable. Unless `source` says
+    /// the kept gaps were re-told for the scope, every credit is told (on the reader when one runs it), and
+    /// with a `source` the kept gaps are replaced for the next run.
+    func coverage(_ store: any SQLBackedStore, now: Int64?, source: CoverageSource? = nil) throws
         -> [ReportInput.Coverage]
     {
-        let rows: [[SQLValue]]
-        if let outcome = prefetched?.take(Self.coverageKey) {
-            rows = try outcome.rows.get().values
+        let gaps = CoverageGaps(connection: store.connection)
+        let now = now ?? Int64.max
+        var bySource: [String?: Int] = [:]
+        if source?.refreshed == true {
+            for row in try gaps.counts(now: now) { bySource[row[0].textValue] = Int(row[1].integerValue ?? 0) }
         } else {
-            rows = try store.rows(Self.uncheckedCreditsSQL, ["now": .integer(now ?? Int64.max)])
+            let all: [[SQLValue]]
+            if let outcome = source?.query?.take(Self.coverageKey) {
+                all = try outcome.rows.get().values
+            } else {
+                all = try store.connection.query(CoverageGaps.rowsSQL(scoped: false), [])
+            }
+            if let source { try gaps.replace(with: all, runID: source.runID) }
+            for row in all where row.count == 3 {
+                if let reversed = row[2].integerValue, reversed <= now { continue }
+                bySource[row[1].textValue, default: 0] += 1
+            }
         }
         var sources: [ReportInput.Coverage.SourceCount] = []
         var total = 0
-        for row in rows {
-            let count = Int(row[1].integerValue ?? 0)
+        for (kind, count) in bySource {
             total += count
-            sources.append(.init(source: row[0].textValue ?? "no Apple record", count: count))
+            sources.append(.init(source: kind ?? "no Apple record", count: count))
         }
         guard total > 0 else { return [] }
         sources.sort { ($0.count, $1.source) > ($1.count, $0.source) }
@@ -288,12 +319,12 @@ extension Pipeline {
 
     static let coverageKey = "report-coverage"
 
-    /// Starts the run's whole-store reads on a read-only connection when the store allows one (a SQLite file
-    /// in WAL mode, more than one core): the summary's store counts and the report's counts by source first
-    /// (they take a fraction of a second), then the coverage query when `coverage`. Nil otherwise, and each
-    /// is run on the store's connection when it is needed. The record tables do not change after the
-    /// ingest, so the reader's snapshot gives the same counts.
-    func startReaderQueries(_ store: any SQLBackedStore, now: Int64?, coverage: Bool) -> RuleQueryPrefetch? {
+    /// Starts the run's whole-store reads on a read-only connection when the store allows one (a SQLite
+    /// file in WAL mode, more than one core): the summary's store counts and the report's counts by source
+    /// first (a fraction of a second), then telling every credit's coverage (``CoverageGaps/rowsSQL(scoped:)``)
+    /// when `coverage`. Nil otherwise, and each is run on the store's connection when it is needed. The
+    /// record tables do not change after the ingest, so the reader's snapshot gives the same answers.
+    func startReaderQueries(_ store: any SQLBackedStore, coverage: Bool) -> RuleQueryPrefetch? {
         guard ProcessInfo.processInfo.activeProcessorCount > 1, let path = (store as? SQLiteStore)?.readerPath
         else { return nil }
         var jobs = (StoreCounts.statements + [StoreCounts.quarantinedSQL]).map {
@@ -304,10 +335,7 @@ extension Pipeline {
                 key: Self.sourceCountSQL($0.table), sql: Self.sourceCountSQL($0.table), parameters: [:])
         }
         if coverage {
-            jobs.append(
-                .init(
-                    key: Self.coverageKey, sql: Self.uncheckedCreditsSQL,
-                    parameters: ["now": .integer(now ?? Int64.max)]))
+            jobs.append(.init(key: Self.coverageKey, sql: CoverageGaps.rowsSQL(scoped: false), parameters: [:]))
         }
         return RuleQueryPrefetch(path: path, jobs: jobs, readers: 1)
     }
@@ -318,30 +346,6 @@ extension Pipeline {
         if let outcome = prefetched?.take(sql) { return try outcome.rows.get().values }
         return try store.connection.query(sql, [])
     }
-
-    /// Standing credits without an account marker IAP-012 could judge, by the Apple record's source kind.
-    /// `credited` is materialized (SQLite 3.35+, PostgreSQL 12+): inlined, its `username` subquery ran once
-    /// per reference, four times per credit.
-    static let uncheckedCreditsSQL = """
-        WITH credited AS MATERIALIZED (
-            SELECT c.credit_id, t.source_kind, LOWER(t.app_account_token) AS token,
-                   CASE WHEN t.app_account_token IS NULL THEN
-                     (SELECT MIN(o.application_username) FROM orders o
-                      WHERE o.transaction_id = c.transaction_id AND o.application_username IS NOT NULL) END AS username
-            FROM credits c LEFT JOIN transactions t ON t.transaction_id = c.transaction_id
-            WHERE c.transaction_id IS NOT NULL AND c.user_id IS NOT NULL
-              AND (c.reversed_at IS NULL OR c.reversed_at > :now)
-        )
-        SELECT source_kind, COUNT(*) FROM credited k
-        WHERE (k.token IS NULL AND k.username IS NULL)
-           OR (k.token IS NOT NULL
-               AND NOT EXISTS (SELECT 1 FROM users u WHERE LOWER(u.app_account_token) = k.token)
-               AND NOT EXISTS (SELECT 1 FROM orders o WHERE LOWER(o.app_account_token) = k.token))
-           OR (k.username IS NOT NULL
-               AND NOT EXISTS (SELECT 1 FROM users u WHERE u.application_username = k.username)
-               AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.application_username = k.username))
-        GROUP BY source_kind
-        """
 
     /// Store run id → the report id of its window.
     func reportIDsByRun(_ store: any SQLBackedStore) throws -> [Int64: Int64] {

@@ -35,6 +35,8 @@ public struct IncrementalPlanner {
         public var scopes: [String: RuleScope] = [:]
         /// Keys in the shared scope, by kind (empty when no rule is incremental).
         public var sharedScope: [ScopeKind: Int] = [:]
+        /// The run after which the shared scope's changes are counted; nil when there is no shared scope.
+        public var sharedScopeSince: Int64?
         /// Seconds spent computing the scope.
         public var seconds: Double = 0
         /// Of ``seconds``: the shared scope, the rules' time queries, loading the rules' scopes.
@@ -120,6 +122,7 @@ public struct IncrementalPlanner {
             let builder = ScopeBuilder(database: database)
             var mark = Date()
             plan.sharedScope = try builder.build(sinceRunID: since, fxChangedFrom: fxFrom)
+            plan.sharedScopeSince = since
             plan.sharedScopeSeconds = Date().timeIntervalSince(mark)
             var cache = TimeQueryCache()
             mark = Date()

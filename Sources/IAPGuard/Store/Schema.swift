@@ -33,6 +33,7 @@ public enum Schema {
         DeferredIndexSchema.migration,
         RenewalInfoSchema.migration,
         AccountScopeIndexes.migration,
+        CoverageGapSchema.migration,
     ]
 
     /// The newest schema version.

@@ -104,8 +104,7 @@ import Testing
         let lookups = try compareLookups(
             truth: truth, findings: rows, storePath: world.config.storePath.path, now: end)
         let unchecked = try store.database.query(
-            Pipeline.uncheckedCreditsSQL.replacingOccurrences(of: "GROUP BY source_kind", with: "")
-                .replacingOccurrences(of: "SELECT source_kind, COUNT(*)", with: "SELECT COUNT(*)"),
+            "SELECT COUNT(*) FROM (\(CoverageGaps.rowsSQL(scoped: false))) gap WHERE gap.reversed_at IS NULL OR gap.reversed_at > ?",
             [.integer(end)])
         var coverageLines: [String] = []
         let reports = world.config.reportsDirectory

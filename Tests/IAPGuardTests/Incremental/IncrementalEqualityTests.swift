@@ -141,6 +141,13 @@ import Testing
             let options = Pipeline.Options(until: untils[step], failOn: nil)
             let summary = try incremental.pipeline.run(options)
             let fullSummary = try full.pipeline.run(options)
+            // The coverage gaps the daily store re-tells for its scope are those the full store tells anew.
+            let gapsSQL = "SELECT credit_id, source_kind, reversed_at FROM coverage_gap ORDER BY credit_id"
+            let gaps = try Self.dump(incremental.storePath, gapsSQL)
+            #expect(gaps == (try Self.dump(full.storePath, gapsSQL)), "coverage gaps differ after step \(step)")
+            #expect(!gaps.isEmpty)
+            let stateSQL = "SELECT run_id FROM coverage_state"
+            #expect(try Self.dump(incremental.storePath, stateSQL) == ["\(summary.runID)"])
             #expect(summary.ruleErrors.isEmpty, "\(summary.ruleErrors)")
             #expect(fullSummary.ruleModes.values.allSatisfy { $0.hasPrefix("full") })
             if step > 0 {

@@ -47,6 +47,8 @@ import Testing
                 CREATE VIEW sightings AS SELECT sighting_id FROM apple_sighting;
                 CREATE VIEW notifications AS SELECT notification_uuid FROM notification;
                 DROP TABLE deferred_index;
+                DROP TABLE coverage_gap;
+                DROP TABLE coverage_state;
                 DELETE FROM schema_migration WHERE version > 6;
                 """ + shape)
         #expect(try store.schemaVersion() == 6)
