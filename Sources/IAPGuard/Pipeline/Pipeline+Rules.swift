@@ -18,14 +18,12 @@ extension Pipeline {
             summary.ruleErrors.append("\(error)")
             logger.error("rule file rejected", metadata: ["error": "\(error)"])
         }
-        // The store-wide counts and the report's coverage count read whole tables: they run on a reader
-        // meanwhile.
         // The store-wide counts, and the report's coverage line unless the kept gaps are re-told for the
-        // scope, read whole tables: once the rules are planned they run on a reader meanwhile.
+        // scope, read whole tables: they run on readers beside the rule stage (``RuleQueryPrefetch``).
         let wantsCoverage = writesReports && rules.contains { $0.id == "IAP-012" }
-        var readerQueries: RuleQueryPrefetch?
+        var countQueries: RuleQueryPrefetch?
+        var coverageQuery: RuleQueryPrefetch?
         var coverageRefreshed = false
-        defer { readerQueries?.cancel() }
         let rewind = FindingRewind(database: store.connection)
         let runID = summary.runID
         try store.connection.transaction {
@@ -41,6 +39,11 @@ extension Pipeline {
             let planner = IncrementalPlanner(
                 store: store, referenceCurrency: config.referenceCurrency, paramOverrides: config.ruleParams)
             let rulesSeconds = try Self.measure {
+                // Rules without an `incremental:` block always run fully: their queries and the store-wide
+                // counts start on one reader while the scope is built on this connection.
+                countQueries = try engine.prefetchFullQueries(
+                    of: rules.filter { $0.incremental == nil }, now: window.until, since: window.since, readers: 1,
+                    extraJobs: Self.storeCountJobs)
                 let plan = try planner.plan(
                     rules: rules, runID: runID, now: window.until,
                     forceFull: options.fullRebuild
@@ -51,9 +54,17 @@ extension Pipeline {
                     coverageRefreshed = try CoverageGaps(connection: store.connection).refreshScoped(
                         scopeSince: plan.sharedScopeSince, runID: runID)
                 }
-                readerQueries = startReaderQueries(store, coverage: wantsCoverage && !coverageRefreshed)
                 // The full-mode queries run side by side on read-only connections while findings are made.
-                try engine.prefetchFullQueries(of: rules, now: window.until, since: window.since)
+                let telling =
+                    wantsCoverage && !coverageRefreshed
+                    ? [
+                        RuleQueryPrefetch.Job(
+                            key: Self.coverageKey, sql: CoverageGaps.rowsSQL(scoped: false), parameters: [:])
+                    ]
+                    : []
+                let fullQueries = try engine.prefetchFullQueries(
+                    of: rules, now: window.until, since: window.since, readers: nil, extraJobs: telling)
+                if !telling.isEmpty { coverageQuery = fullQueries }
                 let evaluateSeconds = try Self.measure {
                     result = try evaluate(rules, engine: engine, runID: runID, window: window)
                 }
@@ -95,16 +106,16 @@ extension Pipeline {
                     folder = try writeReport(
                         store: store, rules: rules, findings: consume findings, stats: result.stats, window: window,
                         cases: cases, sourceErrors: summary.errors, sourceWarnings: summary.warnings,
-                        readerQueries: readerQueries,
+                        countQueries: countQueries,
                         coverage: wantsCoverage
-                            ? .init(runID: runID, refreshed: coverageRefreshed, query: readerQueries) : nil)
+                            ? .init(runID: runID, refreshed: coverageRefreshed, query: coverageQuery) : nil)
                 }
                 summary.stageSeconds["report"] = reportSeconds
                 summary.reportFolder = folder?.path
                 logger.info("report written", metadata: ["folder": "\(folder?.path ?? "")"])
                 CrashPoint.shared.reached("report")
             }
-            try fillStoreCounts(store, into: &summary, prefetched: readerQueries)
+            try fillStoreCounts(store, into: &summary, prefetched: countQueries)
             try finish(store, &summary)
         }
     }
@@ -230,7 +241,7 @@ extension Pipeline {
     func writeReport(
         store: any SQLBackedStore, rules: [Rule], findings: consuming [Finding], stats: [RuleRunResult.RuleStats],
         window: RunWindow, cases: [IncidentCase], sourceErrors: [String] = [], sourceWarnings: [String] = [],
-        readerQueries: RuleQueryPrefetch? = nil, coverage coverageSource: CoverageSource? = nil
+        countQueries: RuleQueryPrefetch? = nil, coverage coverageSource: CoverageSource? = nil
     ) throws -> URL {
         let reportID = window.reportID
         let reportIDs = try reportIDsByRun(store)
@@ -252,7 +263,7 @@ extension Pipeline {
         var input = ReportInput(
             runID: reportID, windowSince: window.since, windowUntil: window.until, startedAt: window.until,
             finishedAt: window.until, toolVersion: IAPGuardInfo.version, configHash: config.hash,
-            referenceCurrency: config.referenceCurrency, sources: try storedSources(store, prefetched: readerQueries),
+            referenceCurrency: config.referenceCurrency, sources: try storedSources(store, prefetched: countQueries),
             findings: findings,
             rules: rules.map {
                 .init(
@@ -319,25 +330,13 @@ extension Pipeline {
 
     static let coverageKey = "report-coverage"
 
-    /// Starts the run's whole-store reads on a read-only connection when the store allows one (a SQLite
-    /// file in WAL mode, more than one core): the summary's store counts and the report's counts by source
-    /// first (a fraction of a second), then telling every credit's coverage (``CoverageGaps/rowsSQL(scoped:)``)
-    /// when `coverage`. Nil otherwise, and each is run on the store's connection when it is needed. The
-    /// record tables do not change after the ingest, so the reader's snapshot gives the same answers.
-    func startReaderQueries(_ store: any SQLBackedStore, coverage: Bool) -> RuleQueryPrefetch? {
-        guard ProcessInfo.processInfo.activeProcessorCount > 1, let path = (store as? SQLiteStore)?.readerPath
-        else { return nil }
-        var jobs = (StoreCounts.statements + [StoreCounts.quarantinedSQL]).map {
+    /// The summary's store counts and the report's counts by source, as reader jobs keyed by their SQL
+    /// (``rows(_:store:prefetched:)``). The record tables do not change after the ingest, so a reader's
+    /// snapshot gives the same counts as the run's connection.
+    static var storeCountJobs: [RuleQueryPrefetch.Job] {
+        (StoreCounts.statements + [StoreCounts.quarantinedSQL] + sourceTables.map { sourceCountSQL($0.table) }).map {
             RuleQueryPrefetch.Job(key: $0, sql: $0, parameters: [:])
         }
-        jobs += Self.sourceTables.map {
-            RuleQueryPrefetch.Job(
-                key: Self.sourceCountSQL($0.table), sql: Self.sourceCountSQL($0.table), parameters: [:])
-        }
-        if coverage {
-            jobs.append(.init(key: Self.coverageKey, sql: CoverageGaps.rowsSQL(scoped: false), parameters: [:]))
-        }
-        return RuleQueryPrefetch(path: path, jobs: jobs, readers: 1)
     }
 
     /// The rows of `sql` (no parameters): from `prefetched` when a reader ran it (keyed by its text), else

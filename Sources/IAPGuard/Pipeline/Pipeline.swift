@@ -380,7 +380,7 @@ public struct Pipeline {
     }
 
     /// The store-wide counts every run's summary carries (``RunLedger/storeCounts()``).
-    /// `prefetched`: the statements already running on a reader (``startReaderQueries(_:coverage:)``).
+    /// `prefetched`: the statements already running on a reader (``storeCountJobs``).
     func fillStoreCounts(
         _ store: any SQLBackedStore, into summary: inout RunSummary, prefetched: RuleQueryPrefetch? = nil
     ) throws {

@@ -19,23 +19,33 @@ public final class RuleEngine {
     /// one are evaluated fully.
     public var scopes: [String: RuleScope] = [:]
 
-    /// Full-mode queries running ahead on read-only connections (``prefetchFullQueries(of:now:since:readers:)``).
-    private var prefetch: RuleQueryPrefetch?
+    /// Full-mode queries running ahead on read-only connections
+    /// (``prefetchFullQueries(of:now:since:readers:)``), and the rules they were started for.
+    private var prefetches: [RuleQueryPrefetch] = []
+    private var prefetchedRuleIDs: Set<String> = []
 
     /// Starts the queries of `rules` that will run fully (no scope) on read-only connections of their own,
     /// one per core, the longest (by the latest run, else by SQL length) first, when the store is a SQLite
     /// file in WAL mode: ``evaluate(rules:runID:now:since:)`` then takes their rows instead of querying.
     /// Other stores, and rules in an incremental scope, query on the store's connection as before.
     /// `readers` overrides the number of reader threads (tests); by default one per core, none on one core.
+    /// Rules a call before started are not started again.
     public func prefetchFullQueries(of rules: [Rule], now: Int64, since: Int64?, readers: Int? = nil) throws {
-        prefetch?.cancel()
-        prefetch = nil
+        _ = try prefetchFullQueries(of: rules, now: now, since: since, readers: readers, extraJobs: [])
+    }
+
+    /// ``prefetchFullQueries(of:now:since:readers:)`` with `extraJobs` (the run's own whole-store reads) run
+    /// on the same readers after the rules; the caller takes them from the returned prefetch, which is nil
+    /// when nothing was started.
+    func prefetchFullQueries(
+        of rules: [Rule], now: Int64, since: Int64?, readers: Int?, extraJobs: [RuleQueryPrefetch.Job]
+    ) throws -> RuleQueryPrefetch? {
         let cores = ProcessInfo.processInfo.activeProcessorCount
         let readers = readers ?? (cores > 1 ? min(cores, RuleQueryPrefetch.maxReaders) : 0)
-        guard readers >= 1, let sqlite = store as? SQLiteStore, let path = sqlite.readerPath else { return }
-        let full = rules.filter { scopes[$0.id] == nil }
+        guard readers >= 1, let sqlite = store as? SQLiteStore, let path = sqlite.readerPath else { return nil }
+        let full = rules.filter { scopes[$0.id] == nil && !prefetchedRuleIDs.contains($0.id) }
         // Even one: it runs beside the scoped rules, which query on the store's connection.
-        guard !full.isEmpty else { return }
+        guard !full.isEmpty || !extraJobs.isEmpty else { return nil }
         var lastMillis: [String: Double] = [:]
         for row in try sqlite.database.query(
             "SELECT rule_id, query_millis FROM rule_run WHERE run_id = (SELECT MAX(run_id) FROM rule_run)")
@@ -57,13 +67,26 @@ public final class RuleEngine {
                     overrides: paramOverrides[rule.id] ?? [:], now: now, since: since ?? 0,
                     referenceCurrency: referenceCurrency))
         }
-        prefetch = RuleQueryPrefetch(path: path, jobs: jobs, readers: readers)
+        let prefetch = RuleQueryPrefetch(path: path, jobs: jobs + extraJobs, readers: readers)
+        prefetches.append(prefetch)
+        prefetchedRuleIDs.formUnion(full.map(\.id))
+        return prefetch
     }
 
-    /// Whether queries are running ahead (``prefetchFullQueries(of:now:since:readers:)`` started some).
-    var isPrefetching: Bool { prefetch != nil }
+    /// The outcome of `ruleID`'s query from the prefetch it was started on (waiting for it), if any. A
+    /// loop, not a lazy `compactMap`: that calls its transform twice, and `take` hands an outcome over once.
+    private func takePrefetched(_ ruleID: String) -> RuleQueryPrefetch.Outcome? {
+        for prefetch in prefetches {
+            if let outcome = prefetch.take(ruleID) { return outcome }
+        }
+        return nil
+    }
 
-    deinit { prefetch?.cancel() }
+    /// Whether queries are running ahead (``prefetchFullQueries(of:now:since:readers:)`` started
+    /// some).
+    var isPrefetching: Bool { !prefetches.isEmpty }
+
+    deinit { for prefetch in prefetches { prefetch.cancel() } }
 
     /// Whether each ``Item`` keeps the result row it came from (inline tests match rows; a run does not
     /// need them, and at scale they would be most of the rule stage's memory).
@@ -175,7 +198,7 @@ public final class RuleEngine {
         // dictionary only while it is turned into its finding.
         var rows = ResultRows()
         do {
-            if scope == nil, let outcome = prefetch?.take(rule.id) {
+            if scope == nil, let outcome = takePrefetched(rule.id) {
                 prefetchedMillis = outcome.millis
                 rows = try outcome.rows.get()
             } else {
