@@ -8,6 +8,8 @@
 public enum HTMLText {
     /// Escapes `& < > " '` only (for text we generated ourselves, or already neutralised text).
     public static func escape(_ text: String) -> String {
+        // Most report text (ids, amounts, dates) has nothing to escape.
+        if !text.utf8.contains(where: isMarkup) { return text }
         var out = ""
         out.reserveCapacity(text.utf8.count)
         for scalar in text.unicodeScalars {
@@ -21,6 +23,11 @@ public enum HTMLText {
             }
         }
         return out
+    }
+
+    /// Whether a UTF-8 byte is one of the characters ``escape(_:)`` replaces (`& < > " '`).
+    static func isMarkup(_ byte: UInt8) -> Bool {
+        byte == 0x26 || byte == 0x3C || byte == 0x3E || byte == 0x22 || byte == 0x27
     }
 
     /// Whether a scalar is shown as a visible `⟦U+XXXX⟧` marker instead of itself.
@@ -39,9 +46,15 @@ public enum HTMLText {
     public static func data(_ text: String, maxCharacters: Int? = nil) -> String {
         var value = text
         var truncatedNote = ""
-        if let maxCharacters, value.count > maxCharacters {
+        // A character is at least one UTF-8 byte: no need to count characters (grapheme breaking) when the
+        // bytes fit.
+        if let maxCharacters, value.utf8.count > maxCharacters, value.count > maxCharacters {
             value = String(value.prefix(maxCharacters))
             truncatedNote = "<span class=\"trunc\">… [" + String(text.count) + " chars]</span>"
+        }
+        // Printable ASCII without markup characters is already neutralised and escaped.
+        if value.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && !isMarkup($0) }) {
+            return "<bdi>" + value + "</bdi>" + truncatedNote
         }
         var out = ""
         var plain = ""
