@@ -30,6 +30,7 @@ public struct StoreCounts: Sendable, Hashable {
     static var statements: [String] {
         views.map { "SELECT COUNT(*) FROM \($0)" } + [verificationSQL, failedSightingsSQL]
     }
+    /// Records kept in the quarantine (a count of the table).
     static let quarantinedSQL = "SELECT COUNT(*) FROM quarantine"
 
     /// The counts from `rows`, which answers each of ``statements`` and ``quarantinedSQL`` (the store's own

@@ -35,8 +35,8 @@ public final class SQLiteStore: SQLBackedStore {
     /// Writes a batch through ``SQLiteBatchWriter``: insert first, read and compare only when the key exists.
     /// Same rows, `change_log` entries and counts as ``writeRowByRow(_:runID:)``. Outside a write group the
     /// batch is its own transaction. Inside one it joins the group's transaction without a savepoint (a
-    /// savepoint copies every page the batch touches to a statement journal in a temporary file first: 150k
-    /// page writes in a 1M store's daily run), and a failure rolls the whole group back
+    /// savepoint copies every page the batch touches to a statement journal in a temporary file first: about
+    /// 140k page writes in a 1M store's daily run), and a failure rolls the whole group back
     /// (``beginWriteGroup()``).
     public func write(_ batch: IngestBatch, runID: Int64) throws -> WriteCounts {
         let writer = try batchWriter ?? SQLiteBatchWriter(database: database)
@@ -206,8 +206,9 @@ public final class SQLiteStore: SQLBackedStore {
     public func endIngestCheckpoints() throws {
         guard let (running, interval) = checkpointer else { return }
         checkpointer = nil
-        try database.execute("PRAGMA wal_autocheckpoint = \(interval)")
+        let restored = Result { try database.execute("PRAGMA wal_autocheckpoint = \(interval)") }
         try running.finish()
+        try restored.get()
     }
 
     /// Takes the single-instance lock: `flock` on `<store>.lock` beside the file.
