@@ -17,12 +17,19 @@ import Foundation
 ///    and the credits of scoped orders;
 /// 2. back to transactions: those of scoped orders, credits, original ids, tokens, Apple Accounts,
 ///    usernames, receipts and users (a user's other purchases);
-/// 3. fan out again as in 1.
+/// 3. fan out again as in 1, from the keys added since step 1 started: every lookup is one key at a time,
+///    so what the keys step 1 started with lead to is in the scope already.
 ///
 /// So a new refund for transaction T scopes T, its original id, the users credited for it and the owners
 /// of its orders (step 1), their other purchases (step 2) and those purchases' orders and credits (step 3).
 public struct ScopeBuilder {
     public let database: any SQLExecutor
+    /// The step keys are added by: 0 while seeding, 1 in the closure (migration 21's `pass`).
+    private let step = Step()
+
+    private final class Step {
+        var pass = 0
+    }
 
     public init(database: any SQLExecutor) {
         self.database = database
@@ -33,10 +40,13 @@ public struct ScopeBuilder {
     @discardableResult
     public func build(sinceRunID: Int64, fxChangedFrom: Int64?) throws -> [ScopeKind: Int] {
         try database.run("DELETE FROM incremental_scope", [])
+        step.pass = 0
+        defer { step.pass = 0 }
         try seed(sinceRunID: sinceRunID, fxChangedFrom: fxChangedFrom)
+        step.pass = 1
         try fanOut()
         try backToTransactions()
-        try fanOut()
+        try fanOut(addedSinceFirst: true)
         return try counts()
     }
 
@@ -72,8 +82,8 @@ public struct ScopeBuilder {
     func insert(_ kind: ScopeKind, _ expression: String, _ body: String, _ parameters: [SQLValue] = []) throws {
         try database.run(
             """
-            INSERT INTO incremental_scope (rule_id, kind, scope_key)
-            SELECT DISTINCT '', '\(kind.rawValue)', k FROM (SELECT \(expression) AS k FROM \(body)) seeds
+            INSERT INTO incremental_scope (rule_id, kind, scope_key, pass)
+            SELECT DISTINCT '', '\(kind.rawValue)', k, \(step.pass) FROM (SELECT \(expression) AS k FROM \(body)) seeds
             WHERE COALESCE(k, NULL) IS NOT NULL
             ON CONFLICT (rule_id, kind, scope_key) DO NOTHING
             """, parameters)
@@ -106,9 +116,10 @@ public struct ScopeBuilder {
     /// Bound keys per statement (well under SQLite's and PostgreSQL's parameter limits).
     static let keysPerStatement = 500
 
-    /// `expression IN (keys of kind)`.
-    func inScope(_ kind: ScopeKind, _ expression: String) -> String {
-        "\(expression) IN (SELECT scope_key FROM incremental_scope WHERE rule_id = '' AND kind = '\(kind.rawValue)')"
+    /// `expression IN (keys of kind)`; `addedSinceFirst`: only the keys the closure added.
+    func inScope(_ kind: ScopeKind, _ expression: String, addedSinceFirst: Bool = false) -> String {
+        "\(expression) IN (SELECT scope_key FROM incremental_scope WHERE rule_id = '' AND kind = '\(kind.rawValue)'"
+            + (addedSinceFirst ? " AND pass >= 1)" : ")")
     }
 
     func seed(sinceRunID: Int64, fxChangedFrom: Int64?) throws {
@@ -177,7 +188,11 @@ public struct ScopeBuilder {
         conditions.map { "\(table) WHERE \($0)" }
     }
 
-    func fanOut() throws {
+    /// Step 1 (and 3, with `addedSinceFirst`: from the keys added since step 1 started).
+    func fanOut(addedSinceFirst: Bool = false) throws {
+        func inScope(_ kind: ScopeKind, _ expression: String) -> String {
+            self.inScope(kind, expression, addedSinceFirst: addedSinceFirst)
+        }
         let transactions = "apple_transaction WHERE " + inScope(.transactionID, "transaction_id")
         try insert(.originalTransactionID, "original_transaction_id", transactions)
         try insert(.appAccountToken, "LOWER(app_account_token)", transactions)

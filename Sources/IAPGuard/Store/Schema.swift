@@ -34,6 +34,7 @@ public enum Schema {
         RenewalInfoSchema.migration,
         AccountScopeIndexes.migration,
         CoverageGapSchema.migration,
+        ScopePassSchema.migration,
     ]
 
     /// The newest schema version.

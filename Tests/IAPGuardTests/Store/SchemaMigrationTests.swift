@@ -49,6 +49,7 @@ import Testing
                 DROP TABLE deferred_index;
                 DROP TABLE coverage_gap;
                 DROP TABLE coverage_state;
+                ALTER TABLE incremental_scope DROP COLUMN pass;
                 DELETE FROM schema_migration WHERE version > 6;
                 """ + shape)
         #expect(try store.schemaVersion() == 6)
