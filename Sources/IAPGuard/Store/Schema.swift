@@ -35,6 +35,7 @@ public enum Schema {
         AccountScopeIndexes.migration,
         CoverageGapSchema.migration,
         ScopePassSchema.migration,
+        RefundReversalPlanSchema.migration,
     ]
 
     /// The newest schema version.

@@ -99,9 +99,11 @@ struct EvidenceQueryTests {
             for query in rule.evidenceQueries {
                 let plan = try store.database.query("EXPLAIN QUERY PLAN " + query.sql).compactMap { $0.last?.textValue }
                 // `SCAN refunds` iterates the co-routine of the refunds view (a UNION ALL) after the key lookup
-                // was pushed into both of its halves; any other SCAN reads a whole table or index.
+                // was pushed into its branches, `SCAN refunded` the co-routine of its reversals' notification
+                // subquery (migration 22) after the same push; any other SCAN reads a whole table or index.
                 let scans = plan.filter {
                     $0.hasPrefix("SCAN ") && !$0.hasPrefix("SCAN CONSTANT") && !$0.hasPrefix("SCAN refunds")
+                        && !$0.hasPrefix("SCAN refunded")
                 }
                 #expect(scans.isEmpty, "\(rule.id) \(query.kind) scans a table: \(plan)")
                 checked += 1
