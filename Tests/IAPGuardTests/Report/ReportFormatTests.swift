@@ -60,4 +60,17 @@ import Testing
         #expect(HTMLText.plain("x\u{2066}<y>", maxCharacters: 50) == "x⟦U+2066⟧&lt;y&gt;")
         #expect(HTMLText.anchor("IAP-001\"><") == "IAP-001___")
     }
+
+    /// Text with nothing to escape or neutralise is passed through as is; one markup or control character,
+    /// or a byte outside printable ASCII, takes the careful path. The cap counts characters, not bytes.
+    @Test func htmlPassesPlainTextThroughAndStillEscapesTheRest() {
+        #expect(HTMLText.escape("tx-1000 9.99 USD") == "tx-1000 9.99 USD")
+        #expect(HTMLText.data("u-42 com.example.coins") == "<bdi>u-42 com.example.coins</bdi>")
+        #expect(HTMLText.data("a'b") == "<bdi>a&#39;b</bdi>")
+        #expect(HTMLText.data("a\u{1F}b") == "<bdi>a<span class=\"ctl\">⟦U+001F⟧</span>b</bdi>")
+        #expect(HTMLText.data("a\u{7F}") == "<bdi>a<span class=\"ctl\">⟦U+007F⟧</span></bdi>")
+        #expect(HTMLText.data("line\tnext") == "<bdi>line\tnext</bdi>")
+        #expect(HTMLText.data("é€x", maxCharacters: 3) == "<bdi>é€x</bdi>")
+        #expect(HTMLText.data("abc", maxCharacters: 3) == "<bdi>abc</bdi>")
+    }
 }

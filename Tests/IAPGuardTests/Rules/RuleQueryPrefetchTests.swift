@@ -71,4 +71,24 @@ import Testing
         // Rules without an incremental section always run fully, beside the scoped ones.
         #expect(engine.isPrefetching == (rules.count > incremental.count))
     }
+
+    /// The pipeline starts the rules that always run fully (with its own counts) before it plans, then the
+    /// rest: a rule already started is not started again, and extra jobs come back from the prefetch.
+    @Test func aRuleStartedAheadIsNotStartedAgainAndExtraJobsAreTakenFromThePrefetch() throws {
+        let world = try Self.world.get()
+        let (rules, _) = RuleSet.load(from: Self.rulesFolder)
+        let full = rules.filter { $0.incremental == nil }
+        #expect(!full.isEmpty)
+        let engine = RuleEngine(store: try SQLiteStore(path: world.storePath), referenceCurrency: "USD")
+        let count = RuleQueryPrefetch.Job(key: "count", sql: "SELECT COUNT(*) FROM credits", parameters: [:])
+        let early = try engine.prefetchFullQueries(of: full, now: 0, since: nil, readers: 1, extraJobs: [count])
+        #expect(try early?.take("count")?.rows.get().values.first?.first?.integerValue ?? -1 > 0)
+        // Nothing new: no second prefetch.
+        #expect(try engine.prefetchFullQueries(of: full, now: 0, since: nil, readers: 1, extraJobs: []) == nil)
+        let rest = try engine.prefetchFullQueries(of: rules, now: 0, since: nil, readers: 1, extraJobs: [])
+        #expect(rest != nil)
+        // The early rules' rows are in the early prefetch only.
+        for rule in full { #expect(rest?.take(rule.id) == nil, "\(rule.id) started twice") }
+        #expect(early?.take(full[0].id) != nil)
+    }
 }

@@ -31,7 +31,9 @@ import Testing
         }
         try store.endIngestCheckpoints()
         #expect(try store.database.scalar("PRAGMA wal_autocheckpoint")?.integerValue == 1000)
-        // The file without its WAL: what a checkpoint had not copied would be missing.
+        // The file without its WAL: what a checkpoint had not copied would be missing. (On one core the
+        // automatic checkpoint, at 1,000 pages, has not run yet for these 600 or so.)
+        guard moved else { return }
         try FileManager.default.copyItem(atPath: path, toPath: copy)
         let file = try SQLiteDatabase(path: copy, mode: .readOnly)
         #expect(try file.scalar("SELECT COUNT(*) FROM payload")?.integerValue == 1_200)
