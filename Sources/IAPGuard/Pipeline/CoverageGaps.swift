@@ -5,11 +5,18 @@
 /// Telling whether a credit is one reads its transaction, its orders and the accounts and orders carrying
 /// its marker: about 1.7 s for a million credits. The store keeps the credits found (`coverage_gap`,
 /// migration 20) with the run that last brought them up to date (`coverage_state`), so a daily run
-/// re-tells only the credits in its shared scope (``ScopeBuilder``): every change that can move a credit in
-/// or out (its own row, its transaction's, its orders', an account or order taking or dropping its marker)
-/// brings the credit into the scope through the scope's closure. Any other run re-tells every credit.
+/// re-tells only the credits in its scope: the shared scope (``ScopeBuilder``) widened by the purchases
+/// carrying its tokens and usernames, under ``scopeID``. Every change that can move a credit in or out (its
+/// own row, its transaction's, its orders', an account or order taking or dropping its marker) brings the
+/// credit into that scope. Any other run, and one where too many purchases carry the scope's markers,
+/// re-tells every credit.
 struct CoverageGaps {
     let connection: any SQLExecutor
+
+    /// The `incremental_scope` rule id the coverage line's widened keys are kept under.
+    static let scopeID = "~coverage"
+    /// The shared kinds a credit's coverage follows: another order or account carrying its marker.
+    static let sharedKeys: Set<ScopeKind> = [.appAccountToken, .applicationUsername]
 
     /// Rows `(credit_id, source_kind, reversed_at)` of the credits that are gaps, reversed or not (a
     /// credit's standing depends on `:now` and is applied when counting). `scoped`: only the credits in the
@@ -18,7 +25,7 @@ struct CoverageGaps {
     static func rowsSQL(scoped: Bool) -> String {
         let scope =
             scoped
-            ? "\n      AND c.credit_id IN (SELECT scope_key FROM incremental_scope WHERE rule_id = '' AND kind = 'credit_id')"
+            ? "\n      AND c.credit_id IN (SELECT scope_key FROM incremental_scope WHERE rule_id IN ('', '\(scopeID)') AND kind = 'credit_id')"
             : ""
         return """
             WITH credited AS MATERIALIZED (
@@ -47,7 +54,7 @@ struct CoverageGaps {
         GROUP BY source_kind
         """
 
-    /// Re-tells the credits of the shared scope when the kept gaps were up to date at a run no earlier
+    /// Re-tells the credits of the scope (``scopeID``, widened first) when the kept gaps were up to date at a run no earlier
     /// than `scopeSince`, the run the scope's changes are counted from; returns false (nothing done) when
     /// there is no scope or the kept gaps are older. Runs inside the rule stage's transaction, which holds
     /// the scope.
@@ -57,7 +64,7 @@ struct CoverageGaps {
             kept >= scopeSince
         else { return false }
         _ = try connection.run(
-            "DELETE FROM coverage_gap WHERE credit_id IN (SELECT scope_key FROM incremental_scope WHERE rule_id = '' AND kind = 'credit_id')",
+            "DELETE FROM coverage_gap WHERE credit_id IN (SELECT scope_key FROM incremental_scope WHERE rule_id IN ('', '\(Self.scopeID)') AND kind = 'credit_id')",
             [])
         _ = try connection.run(
             "INSERT INTO coverage_gap (credit_id, source_kind, reversed_at) " + Self.rowsSQL(scoped: true), [])

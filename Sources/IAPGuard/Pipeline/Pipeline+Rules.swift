@@ -44,13 +44,15 @@ extension Pipeline {
                 countQueries = try engine.prefetchFullQueries(
                     of: rules.filter { $0.incremental == nil }, now: window.until, since: window.since, readers: 1,
                     extraJobs: Self.storeCountJobs)
-                let plan = try planner.plan(
+                var plan = try planner.plan(
                     rules: rules, runID: runID, now: window.until,
                     forceFull: options.fullRebuild
                         ? "--full-rebuild" : (summary.rewoundRunIDs.isEmpty ? nil : "window re-evaluated"))
                 engine.scopes = plan.scopes
                 record(plan, into: &summary)
-                if wantsCoverage {
+                if wantsCoverage, plan.sharedScopeSince != nil,
+                    try planner.widen(&plan, id: CoverageGaps.scopeID, kinds: CoverageGaps.sharedKeys)
+                {
                     coverageRefreshed = try CoverageGaps(connection: store.connection).refreshScoped(
                         scopeSince: plan.sharedScopeSince, runID: runID)
                 }

@@ -46,6 +46,11 @@ public struct IncrementalPlanner {
         /// Time queries run, and answered from the cache (same query text and bound parameters).
         public var timeQueriesRun = 0
         public var timeQueriesCached = 0
+        /// Scopes widened by shared kinds (comma-joined): the id whose keys hold the widening, or nil when
+        /// too many purchases shared them (``IncrementalPlanner/widen(_:id:kinds:)``).
+        var widened: [String: String?] = [:]
+        /// The row limit of this plan's widenings, once computed.
+        public var widenLimit: Int?
     }
 
     /// A rule's stored previous evaluation.
@@ -59,6 +64,8 @@ public struct IncrementalPlanner {
     public let store: any SQLBackedStore
     public let referenceCurrency: String
     public let paramOverrides: [String: [String: SQLValue]]
+    /// The least row limit of a widening (``widenLimit()``).
+    var minimumWidenLimit = 1_000
 
     public init(store: any SQLBackedStore, referenceCurrency: String, paramOverrides: [String: [String: SQLValue]]) {
         self.store = store
@@ -131,6 +138,17 @@ public struct IncrementalPlanner {
             for (rule, state) in candidates {
                 do {
                     mark = Date()
+                    let widened = try widen(
+                        &plan, id: rule.id, kinds: rule.incremental?.sharedKeys ?? [], builder: builder)
+                    plan.sharedScopeSeconds += Date().timeIntervalSince(mark)
+                    guard widened else {
+                        plan.modes[rule.id] = .full(
+                            reason: "\(plan.widenLimit ?? 0)+ purchases share the scope's "
+                                + ScopeKind.sharedKinds.filter { rule.incremental?.sharedKeys.contains($0) == true }
+                                .map(\.rawValue).joined(separator: ", ") + ": cheaper in full")
+                        continue
+                    }
+                    mark = Date()
                     var keys = try timeKeys(rule, previousNow: state.now, now: now, cache: &cache)
                     if rule.incremental?.reevaluatesOpenFindings == true {
                         guard let open = try openFindingKeys(rule) else {
@@ -156,6 +174,39 @@ public struct IncrementalPlanner {
         try rememberFXRates()
         plan.seconds = Date().timeIntervalSince(start)
         return plan
+    }
+
+    /// Widens the scope of `id` (a rule, or another reader of the scope such as the report's coverage line)
+    /// by the purchases sharing the shared scope's keys of `kinds` (``ScopeBuilder/widen(ruleID:kinds:limit:)``);
+    /// a second reader with the same kinds gets a copy. Returns false when too many purchases share them
+    /// (the reader then reads everything), true when widened or `kinds` is empty. Call after ``plan(rules:runID:now:forceFull:)``
+    /// built a shared scope.
+    public func widen(_ plan: inout Plan, id: String, kinds: Set<ScopeKind>) throws -> Bool {
+        try widen(&plan, id: id, kinds: kinds, builder: ScopeBuilder(database: database))
+    }
+
+    private func widen(_ plan: inout Plan, id: String, kinds: Set<ScopeKind>, builder: ScopeBuilder) throws -> Bool {
+        guard !kinds.isEmpty else { return true }
+        let name = ScopeKind.sharedKinds.filter(kinds.contains).map(\.rawValue).joined(separator: ",")
+        if let outcome = plan.widened[name] {
+            guard let holder = outcome else { return false }
+            try builder.copyWidened(from: holder, to: id)
+            return true
+        }
+        let limit = try plan.widenLimit ?? widenLimit()
+        plan.widenLimit = limit
+        let widened = try builder.widen(ruleID: id, kinds: kinds, limit: limit)
+        plan.widened[name] = .some(widened ? id : nil)
+        return widened
+    }
+
+    /// Rows carrying shared keys above which a rule is evaluated fully rather than widened: 1 in 50 of the
+    /// store's purchases (at least 1,000). A scoped query reads its keys through indexes, one at a time; past
+    /// a few percent of the store that costs more than the full query, which runs on a reader beside the
+    /// scoped rules.
+    func widenLimit() throws -> Int {
+        let purchases = try database.query("SELECT COUNT(*) FROM apple_transaction", []).first?.first?.integerValue ?? 0
+        return max(minimumWidenLimit, Int(purchases / 50))
     }
 
     /// Records the evaluation of each rule of `result` (a rule that failed loses its state: it is
@@ -282,6 +333,7 @@ public struct IncrementalPlanner {
                 [
                     $0.template, $0.keyColumn, $0.kind?.rawValue ?? "", $0.kindColumn ?? "",
                     $0.reevaluatesOpenFindings ? "open" : "",
+                    ScopeKind.sharedKinds.filter($0.sharedKeys.contains).map(\.rawValue).joined(separator: ","),
                 ] + $0.timeQueries
             }?
             .joined(separator: "\u{1E}") ?? "",

@@ -27,10 +27,16 @@ public struct RuleIncremental: Sendable, Hashable {
     /// (`reevaluate_open_findings: true`): for a rule whose findings say something that moves with `:now`
     /// (IAP-014's hours since the purchase), so they are computed again instead of carried over.
     public var reevaluatesOpenFindings: Bool
+    /// The kinds of ``ScopeKind/sharedKinds`` through which another purchase can change this rule's result
+    /// for an entity (`shared_keys:`): the purchases carrying the scope's keys of these kinds join the rule's
+    /// scope. Every shared kind when the block does not say (always correct); the catalog's rules name the
+    /// few they need.
+    public var sharedKeys: Set<ScopeKind>
 
     public init(
         keyColumn: String, kind: ScopeKind?, kindColumn: String?, timeQueries: [String], template: String,
-        macroKinds: [ScopeKind], reevaluatesOpenFindings: Bool = false
+        macroKinds: [ScopeKind], reevaluatesOpenFindings: Bool = false,
+        sharedKeys: Set<ScopeKind> = Set(ScopeKind.sharedKinds)
     ) {
         self.keyColumn = keyColumn
         self.kind = kind
@@ -39,6 +45,7 @@ public struct RuleIncremental: Sendable, Hashable {
         self.template = template
         self.macroKinds = macroKinds
         self.reevaluatesOpenFindings = reevaluatesOpenFindings
+        self.sharedKeys = sharedKeys
     }
 
     /// The template with every macro expanded to a filter on `incremental_scope` for `ruleID` (the shared

@@ -114,6 +114,7 @@ public struct RuleParser: Sendable {
         var kindColumn: String?
         var time: [String] = []
         var reevaluatesOpenFindings = false
+        var sharedKeys = Set(ScopeKind.sharedKinds)
         for (k, v) in mapping {
             switch k.scalar?.string {
             case "key": key = try scalarText(v, "incremental.key")
@@ -139,8 +140,24 @@ public struct RuleParser: Sendable {
                 case "false": reevaluatesOpenFindings = false
                 default: throw fail(v, "incremental.reevaluate_open_findings must be true or false")
                 }
+            case "shared_keys":
+                let allowed = ScopeKind.sharedKinds.map(\.rawValue).joined(separator: ", ")
+                guard case .sequence(let items) = v else {
+                    throw fail(v, "incremental.shared_keys must be a list (of: \(allowed); [] for none)")
+                }
+                sharedKeys = []
+                for item in items {
+                    let text = try scalarText(item, "incremental.shared_keys")
+                    guard let parsed = ScopeKind(rawValue: text), ScopeKind.sharedKinds.contains(parsed) else {
+                        throw fail(item, "incremental.shared_keys: '\(text)' is not one of \(allowed)")
+                    }
+                    sharedKeys.insert(parsed)
+                }
             default:
-                throw fail(k, "incremental: unknown field (use key, kind, kind_column, time, reevaluate_open_findings)")
+                throw fail(
+                    k,
+                    "incremental: unknown field (use key, kind, kind_column, time, reevaluate_open_findings, shared_keys)"
+                )
             }
         }
         guard let key, entityKey.contains(key) else {
@@ -163,7 +180,7 @@ public struct RuleParser: Sendable {
         }
         return RuleIncremental(
             keyColumn: key, kind: kind, kindColumn: kindColumn, timeQueries: time, template: template,
-            macroKinds: macroKinds, reevaluatesOpenFindings: reevaluatesOpenFindings)
+            macroKinds: macroKinds, reevaluatesOpenFindings: reevaluatesOpenFindings, sharedKeys: sharedKeys)
     }
 
     private func parseParams(_ node: Node?) throws(RuleLoadError) -> [Rule.Param] {

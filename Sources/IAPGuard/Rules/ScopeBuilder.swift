@@ -15,20 +15,29 @@ import Foundation
 ///    their sightings' receipts, submitters
 ///    and submitted orders, their orders (id, owner, token, username) and their credits (id, user, order),
 ///    and the credits of scoped orders;
-/// 2. back to transactions: those of scoped orders, credits, original ids, tokens, Apple Accounts,
-///    usernames, receipts and users (a user's other purchases);
+/// 2. back to transactions: those of scoped orders, credits, original ids and receipts;
 /// 3. fan out again as in 1, from the keys added since step 1 started: every lookup is one key at a time,
 ///    so what the keys step 1 started with lead to is in the scope already.
 ///
 /// So a new refund for transaction T scopes T, its original id, the users credited for it and the owners
-/// of its orders (step 1), their other purchases (step 2) and those purchases' orders and credits (step 3).
+/// of its orders (step 1), the other purchases of its original id (step 2) and their orders and credits
+/// (step 3).
+///
+/// Step 2 does not go back from the keys many purchases share (``ScopeKind/sharedKinds``: a user, a token,
+/// a username, an Apple Account): from a user's one new purchase that would bring in the user's whole
+/// history, and a day's purchases touch a seventh of the users. A rule whose result for one purchase can
+/// change with another purchase sharing such a key declares the kinds (`incremental.shared_keys`);
+/// ``widen(ruleID:kinds:limit:)`` then adds, under the rule's own id, the purchases carrying the scope's keys
+/// of those kinds and fans out from them.
 public struct ScopeBuilder {
     public let database: any SQLExecutor
-    /// The step keys are added by: 0 while seeding, 1 in the closure (migration 21's `pass`).
+    /// The step keys are added by: 0 while seeding, 1 in the closure (migration 21's `pass`); and the rule
+    /// id keys are written under (`''`, the shared scope, but while widening for a rule).
     private let step = Step()
 
     private final class Step {
         var pass = 0
+        var target = ""
     }
 
     public init(database: any SQLExecutor) {
@@ -48,6 +57,46 @@ public struct ScopeBuilder {
         try backToTransactions()
         try fanOut(addedSinceFirst: true)
         return try counts()
+    }
+
+    /// Adds to rule `ruleID`'s own scope the purchases carrying the shared scope's keys of `kinds` (a
+    /// user's other purchases, those carrying a token, a username, an Apple Account), then fans out from them
+    /// as step 3 does; keys already in the shared scope are not repeated. Returns false, adding nothing,
+    /// when at least `limit` rows carry those keys: evaluating the rule fully is then cheaper.
+    public func widen(ruleID: String, kinds: Set<ScopeKind>, limit: Int) throws -> Bool {
+        let sources = try backStepSources(kinds)
+        var rows = 0
+        for source in sources {
+            for body in try source.bodies() {
+                let counted = try database.query(
+                    "SELECT COUNT(*) FROM (SELECT 1 FROM \(body.sql) LIMIT ?) probe",
+                    body.parameters + [.integer(Int64(limit - rows))])
+                rows += Int(counted.first?.first?.integerValue ?? 0)
+                if rows >= limit { return false }
+            }
+        }
+        step.pass = 1
+        step.target = ruleID
+        defer {
+            step.pass = 0
+            step.target = ""
+        }
+        for source in sources {
+            for body in try source.bodies() { try insert(.transactionID, "transaction_id", body.sql, body.parameters) }
+        }
+        try fanOut(addedSinceFirst: true)
+        return true
+    }
+
+    /// Copies the keys ``widen(ruleID:kinds:limit:)`` added for `from` to rule `to` (another rule widened by
+    /// the same kinds).
+    public func copyWidened(from: String, to: String) throws {
+        try database.run(
+            """
+            INSERT INTO incremental_scope (rule_id, kind, scope_key, pass)
+            SELECT ?, kind, scope_key, pass FROM incremental_scope WHERE rule_id = ? AND pass >= 1
+            ON CONFLICT (rule_id, kind, scope_key) DO NOTHING
+            """, [.text(to), .text(from)])
     }
 
     /// Adds `keys` (kind, key) for one rule (its time dependence).
@@ -80,45 +129,69 @@ public struct ScopeBuilder {
     /// `k IS NOT NULL` into `body` as the range `k > NULL` over an index on the key column and prefers that
     /// range — a read of the whole index — to the lookup `body` asks for (`LOWER(token) IN (scope)`).
     func insert(_ kind: ScopeKind, _ expression: String, _ body: String, _ parameters: [SQLValue] = []) throws {
+        // While widening, a key the shared scope holds is not repeated under the rule.
+        let target = step.target
+        let notShared =
+            target.isEmpty
+            ? ""
+            : """
+
+            AND NOT EXISTS (SELECT 1 FROM incremental_scope x WHERE x.rule_id = '' AND x.kind = '\(kind.rawValue)'
+                            AND x.scope_key = seeds.k)
+            """
         try database.run(
             """
             INSERT INTO incremental_scope (rule_id, kind, scope_key, pass)
-            SELECT DISTINCT '', '\(kind.rawValue)', k, \(step.pass) FROM (SELECT \(expression) AS k FROM \(body)) seeds
-            WHERE COALESCE(k, NULL) IS NOT NULL
+            SELECT DISTINCT ?, '\(kind.rawValue)', k, \(step.pass) FROM (SELECT \(expression) AS k FROM \(body)) seeds
+            WHERE COALESCE(k, NULL) IS NOT NULL\(notShared)
             ON CONFLICT (rule_id, kind, scope_key) DO NOTHING
-            """, parameters)
+            """, [.text(target)] + parameters)
     }
 
-    /// Inserts `SELECT expression FROM table WHERE keyExpression IN (…)` as keys of `kind` for every key of
-    /// `keyKind` already in the scope, the keys bound as parameters in chunks. For key expressions with an
-    /// expression index (`LOWER(app_account_token)`): SQLite uses such an index for `IN (?, ?, …)`, but not
-    /// for `IN (SELECT scope_key …)` or a join on `scope_key`, whose `TEXT` affinity the index (no affinity)
-    /// cannot serve, so it reads the whole table. (Rule macros select `scope_key || ''` instead; see
-    /// ``RuleIncremental/scopedQuery(ruleID:)``.)
-    func insert(
-        _ kind: ScopeKind, _ expression: String, from table: String, where keyExpression: String,
-        inKeysOf keyKind: ScopeKind
-    ) throws {
+    /// `table WHERE keyExpression IN (…)` for every key of `keyKind` in the shared scope, the keys bound as
+    /// parameters in chunks. For key expressions with an expression index (`LOWER(app_account_token)`):
+    /// SQLite uses such an index for `IN (?, ?, …)`, but not for `IN (SELECT scope_key …)` or a join on
+    /// `scope_key`, whose `TEXT` affinity the index (no affinity) cannot serve, so it reads the whole table.
+    /// (Rule macros select `scope_key || ''` instead; see ``RuleIncremental/scopedQuery(ruleID:)``.)
+    func boundBodies(table: String, where keyExpression: String, inKeysOf keyKind: ScopeKind) throws -> [Body] {
         let keys = try database.query(
             "SELECT scope_key FROM incremental_scope WHERE rule_id = '' AND kind = ? ORDER BY scope_key",
             [.text(keyKind.rawValue)]
         ).compactMap { $0.first?.textValue }
+        var bodies: [Body] = []
         var start = 0
         while start < keys.count {
             let chunk = keys[start..<min(start + Self.keysPerStatement, keys.count)]
             let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
-            try insert(
-                kind, expression, "\(table) WHERE \(keyExpression) IN (\(placeholders))", chunk.map { .text($0) })
+            bodies.append(
+                Body(sql: "\(table) WHERE \(keyExpression) IN (\(placeholders))", parameters: chunk.map { .text($0) }))
             start += chunk.count
         }
+        return bodies
+    }
+
+    /// A `FROM` clause with its bound parameters.
+    struct Body {
+        var sql: String
+        var parameters: [SQLValue] = []
+    }
+
+    /// A step-2 source of transactions: fixed, or made of bound keys when it runs.
+    struct Source {
+        var make: () throws -> [Body]
+        func bodies() throws -> [Body] { try make() }
     }
 
     /// Bound keys per statement (well under SQLite's and PostgreSQL's parameter limits).
     static let keysPerStatement = 500
 
-    /// `expression IN (keys of kind)`; `addedSinceFirst`: only the keys the closure added.
+    /// `expression IN (keys of kind)`; `addedSinceFirst`: only the keys the closure added (while widening:
+    /// the keys added for the rule).
     func inScope(_ kind: ScopeKind, _ expression: String, addedSinceFirst: Bool = false) -> String {
-        "\(expression) IN (SELECT scope_key FROM incremental_scope WHERE rule_id = '' AND kind = '\(kind.rawValue)'"
+        let rule =
+            step.target.isEmpty
+            ? "rule_id = ''" : "rule_id = '\(step.target.replacingOccurrences(of: "'", with: "''"))'"
+        return "\(expression) IN (SELECT scope_key FROM incremental_scope WHERE \(rule) AND kind = '\(kind.rawValue)'"
             + (addedSinceFirst ? " AND pass >= 1)" : ")")
     }
 
@@ -224,34 +297,47 @@ public struct ScopeBuilder {
         }
     }
 
+    /// Step 2: the transactions of scoped orders, credits, original ids and receipts.
     func backToTransactions() throws {
-        for table in ["backend_order", "apple_transaction"] {
-            try insert(
-                .transactionID, "transaction_id", from: table, where: "LOWER(app_account_token)",
-                inKeysOf: .appAccountToken)
-        }
         let sources =
-            each(
-                "backend_order",
-                [
-                    inScope(.orderID, "order_id"), inScope(.userID, "user_id"),
-                    inScope(.applicationUsername, "application_username"),
-                ])
-            + each(
-                "credit",
-                [inScope(.creditID, "credit_id"), inScope(.orderID, "order_id"), inScope(.userID, "user_id")])
-            + each(
-                "apple_transaction",
-                [
-                    inScope(.originalTransactionID, "original_transaction_id"),
-                    inScope(.appTransactionID, "app_transaction_id"),
-                ])
+            each("backend_order", [inScope(.orderID, "order_id")])
+            + each("credit", [inScope(.creditID, "credit_id"), inScope(.orderID, "order_id")])
+            + each("apple_transaction", [inScope(.originalTransactionID, "original_transaction_id")])
             + each(
                 "apple_sighting",
-                [
-                    inScope(.receiptKey, "receipt_key"), inScope(.userID, "submitted_by_user_id"),
-                    inScope(.originalTransactionID, "original_transaction_id"),
-                ])
+                [inScope(.receiptKey, "receipt_key"), inScope(.originalTransactionID, "original_transaction_id")])
         for source in sources { try insert(.transactionID, "transaction_id", source) }
+    }
+
+    /// The rows carrying the shared scope's keys of `kinds`, whose transactions ``widen(ruleID:kinds:limit:)``
+    /// adds (read before the rule's own keys exist, so from the shared scope alone).
+    func backStepSources(_ kinds: Set<ScopeKind>) throws -> [Source] {
+        func fixed(_ table: String, _ conditions: [String]) -> [Source] {
+            each(table, conditions).map { body in Source { [Body(sql: body)] } }
+        }
+        var sources: [Source] = []
+        for kind in ScopeKind.sharedKinds where kinds.contains(kind) {
+            switch kind {
+            case .userID:
+                sources +=
+                    fixed("backend_order", [inScope(.userID, "user_id")])
+                    + fixed("credit", [inScope(.userID, "user_id")])
+                    + fixed("apple_sighting", [inScope(.userID, "submitted_by_user_id")])
+            case .appAccountToken:
+                for table in ["backend_order", "apple_transaction"] {
+                    sources.append(
+                        Source { [self] in
+                            try boundBodies(table: table, where: "LOWER(app_account_token)", inKeysOf: .appAccountToken)
+                        })
+                }
+            case .applicationUsername:
+                sources += fixed("backend_order", [inScope(.applicationUsername, "application_username")])
+            case .appTransactionID:
+                sources += fixed("apple_transaction", [inScope(.appTransactionID, "app_transaction_id")])
+            default:
+                break
+            }
+        }
+        return sources
     }
 }

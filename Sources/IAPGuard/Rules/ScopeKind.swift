@@ -12,4 +12,9 @@ public enum ScopeKind: String, Sendable, Hashable, CaseIterable, Codable {
     case receiptKey = "receipt_key"
     /// Apple's `appTransactionId`: one Apple Account in the app.
     case appTransactionID = "app_transaction_id"
+
+    /// The kinds whose keys many purchases share (a user's, a token's, a username's, an Apple Account's
+    /// purchases). The shared scope does not go back from them to every purchase carrying them; a rule that
+    /// needs it names them in `incremental.shared_keys` (see ``ScopeBuilder``).
+    public static let sharedKinds: [ScopeKind] = [.userID, .appAccountToken, .applicationUsername, .appTransactionID]
 }

@@ -243,6 +243,63 @@ import Testing
                 == false)
     }
 
+    @Test func aRuleFollowingSharedKeysIsWidenedOrRunsFullyWhenTooManyPurchasesShareThem() throws {
+        let store = try ScopeClosureTests.refundOfT1()
+        var planner = Self.planner(store)
+        func stats(_ rule: Rule) -> RuleRunResult {
+            RuleRunResult(stats: [.init(ruleID: rule.id, ruleVersion: rule.version, ruleStatus: rule.status)])
+        }
+        // The catalog's IAP-001 follows no shared kind: the refund scopes T1, not u-1's other purchase T2.
+        let catalog = try Self.rule("IAP-001")
+        #expect(catalog.incremental?.sharedKeys.isEmpty == true)
+        try planner.record(stats(catalog), rules: [catalog], runID: 1, now: 1000)
+        let narrow = try planner.plan(rules: [catalog], runID: 2, now: 2000, forceFull: nil)
+        #expect(narrow.scopes["IAP-001"]?.keys[.transactionID] == ["T1"])
+        // Following users, it gets T2 as well.
+        var following = catalog
+        following.incremental?.sharedKeys = [.userID]
+        try planner.record(stats(following), rules: [following], runID: 1, now: 1000)
+        let widened = try planner.plan(rules: [following], runID: 2, now: 2000, forceFull: nil)
+        #expect(widened.scopes["IAP-001"]?.keys[.transactionID] == ["T1", "T2"])
+        // When as many rows as the limit carry the scope's users, it runs fully instead.
+        planner.minimumWidenLimit = 3
+        let full = try planner.plan(rules: [following], runID: 2, now: 2000, forceFull: nil)
+        #expect(full.modes["IAP-001"] == .full(reason: "3+ purchases share the scope's user_id: cheaper in full"))
+        #expect(full.scopes["IAP-001"] == nil)
+    }
+
+    @Test func sharedKeysDefaultToEveryKindAndTheCatalogNamesOnlyThoseItsRulesRead() throws {
+        let text = """
+            id: X-1
+            title: t
+            description: d
+            version: "1"
+            status: stable
+            level: low
+            query: |
+              SELECT credit_id FROM credits c WHERE {{scope credit_id: c.credit_id}}
+            entity_key: [credit_id]
+            """
+        func parsed(_ block: String) throws -> Set<ScopeKind>? {
+            try RuleParser(file: "x.yaml").parse(text + "\nincremental: {key: credit_id, kind: credit_id\(block)}\n")
+                .incremental?.sharedKeys
+        }
+        #expect(try parsed("") == Set(ScopeKind.sharedKinds))
+        #expect(try parsed(", shared_keys: []") == [])
+        #expect(try parsed(", shared_keys: [user_id, app_transaction_id]") == [.userID, .appTransactionID])
+        #expect(throws: RuleLoadError.self) { try parsed(", shared_keys: [receipt_key]") }
+        #expect(throws: RuleLoadError.self) { try parsed(", shared_keys: user_id") }
+        var root = URL(fileURLWithPath: #filePath)
+        for _ in 0..<4 { root.deleteLastPathComponent() }
+        let (rules, _) = RuleSet.load(from: root.appendingPathComponent("rules"))
+        for rule in rules {
+            guard let incremental = rule.incremental else { continue }
+            // IAP-012 judges a credit by the owner of its token or username, which other orders decide.
+            let expected: Set<ScopeKind> = rule.id == "IAP-012" ? [.appAccountToken, .applicationUsername] : []
+            #expect(incremental.sharedKeys == expected, "\(rule.id)")
+        }
+    }
+
     @Test func scopeMacrosExpandToTrueInFullModeAndAreValidated() throws {
         let template =
             "SELECT 1 FROM credits c WHERE {{scope credit_id: c.credit_id}} AND {{ scope user_id : c.user_id }}"

@@ -66,7 +66,14 @@ import Testing
         ])
     }
 
-    @Test func aNewRefundScopesItsTransactionTheCreditedUsersTheOrderOwnersAndTheirOtherPurchases() throws {
+    static func ruleScope(_ store: SQLiteStore, _ ruleID: String) throws -> Set<String> {
+        Set(
+            try store.database.query(
+                "SELECT kind, scope_key FROM incremental_scope WHERE rule_id = ?", [.text(ruleID)]
+            ).map { "\($0[0].textValue ?? ""):\($0[1].textValue ?? "")" })
+    }
+
+    static func refundOfT1() throws -> SQLiteStore {
         let store = try Self.world()
         var loader = RuleFixtureLoader(database: store.connection)
         try loader.insert(
@@ -78,20 +85,60 @@ import Testing
                 ])
             ])
         try store.database.run("UPDATE notification SET first_run_id = 2")
+        return store
+    }
+
+    @Test func aNewRefundScopesItsTransactionTheCreditedUsersAndTheOrderOwnersButNotTheirOtherPurchases() throws {
+        let store = try Self.refundOfT1()
         let counts = try ScopeBuilder(database: store.connection).build(sinceRunID: 1, fxChangedFrom: nil)
         let scope = try Self.scope(store)
         for expected in [
             "transaction_id:T1", "original_transaction_id:O1", "app_account_token:aaaa-1", "user_id:u-1",
             "user_id:u-3", "order_id:o-1", "credit_id:c-1", "credit_id:c-4",
-            // u-1's other purchase and what hangs on it.
-            "transaction_id:T2", "order_id:o-2", "credit_id:c-2",
         ] {
             #expect(scope.contains(expected), "missing \(expected)")
         }
-        for unrelated in ["transaction_id:T3", "user_id:u-2", "order_id:o-3", "credit_id:c-3"] {
-            #expect(!scope.contains(unrelated), "\(unrelated) is not related to the change")
+        // u-1's other purchase shares only the user with T1: a rule needs it only if it says so.
+        for unrelated in [
+            "transaction_id:T2", "order_id:o-2", "credit_id:c-2", "transaction_id:T3", "user_id:u-2", "order_id:o-3",
+            "credit_id:c-3",
+        ] {
+            #expect(!scope.contains(unrelated), "\(unrelated) is not in the shared scope")
         }
-        #expect(counts[.transactionID] == 2)
+        #expect(counts[.transactionID] == 1)
+    }
+
+    @Test func aRuleFollowingUsersGetsTheirOtherPurchasesInItsOwnScope() throws {
+        let store = try Self.refundOfT1()
+        let builder = ScopeBuilder(database: store.connection)
+        try builder.build(sinceRunID: 1, fxChangedFrom: nil)
+        let shared = try Self.scope(store)
+        #expect(try builder.widen(ruleID: "R", kinds: [.userID], limit: 1_000))
+        let widened = try Self.ruleScope(store, "R")
+        // u-1's other purchase and what hangs on it, under the rule's id only; nothing repeated from the shared
+        // scope, and the shared scope unchanged.
+        for expected in ["transaction_id:T2", "order_id:o-2", "credit_id:c-2"] {
+            #expect(widened.contains(expected), "missing \(expected)")
+        }
+        #expect(widened.isDisjoint(with: shared))
+        #expect(try Self.scope(store) == shared)
+        for unrelated in ["transaction_id:T3", "order_id:o-3", "credit_id:c-3"] {
+            #expect(!widened.contains(unrelated), "\(unrelated) shares nothing with the change")
+        }
+        // A second rule following the same kinds gets the same keys.
+        try builder.copyWidened(from: "R", to: "R2")
+        #expect(try Self.ruleScope(store, "R2") == widened)
+    }
+
+    @Test func aWideningPastItsLimitAddsNothing() throws {
+        let store = try Self.refundOfT1()
+        let builder = ScopeBuilder(database: store.connection)
+        try builder.build(sinceRunID: 1, fxChangedFrom: nil)
+        // u-1 and u-3 carry three order and credit rows: a limit of 3 rows is reached.
+        #expect(try !builder.widen(ruleID: "R", kinds: [.userID], limit: 3))
+        #expect(try Self.ruleScope(store, "R").isEmpty)
+        #expect(try builder.widen(ruleID: "R", kinds: [.userID], limit: 100))
+        #expect(try !Self.ruleScope(store, "R").isEmpty)
     }
 
     @Test func nothingChangedMeansAnEmptyScope() throws {
@@ -125,14 +172,14 @@ import Testing
                 ])
             ])
         try store.database.run("UPDATE user_account SET first_run_id = 2, last_run_id = 2 WHERE user_id = 'u-2'")
-        try ScopeBuilder(database: store.connection).build(sinceRunID: 1, fxChangedFrom: nil)
-        let scope = try Self.scope(store)
-        // The account's own purchase (its home country decides it), and the purchase carrying the token it
-        // now claims with what hangs on it (its owner decides those credits).
-        for expected in [
-            "user_id:u-2", "transaction_id:T3", "credit_id:c-3", "app_account_token:aaaa-1", "transaction_id:T1",
-            "credit_id:c-1", "credit_id:c-4",
-        ] {
+        let builder = ScopeBuilder(database: store.connection)
+        try builder.build(sinceRunID: 1, fxChangedFrom: nil)
+        #expect(try Self.scope(store) == ["user_id:u-2", "app_account_token:aaaa-1"])
+        // Widened by users and tokens: the account's own purchase (its home country decides it), and the
+        // purchase carrying the token it now claims with what hangs on it (its owner decides those credits).
+        #expect(try builder.widen(ruleID: "R", kinds: [.userID, .appAccountToken], limit: 1_000))
+        let scope = try Self.ruleScope(store, "R")
+        for expected in ["transaction_id:T3", "credit_id:c-3", "transaction_id:T1", "credit_id:c-1", "credit_id:c-4"] {
             #expect(scope.contains(expected), "missing \(expected)")
         }
         #expect(!scope.contains("transaction_id:T2"))

@@ -21,7 +21,8 @@ import Testing
             return try base.run(sql, parameters)
         }
         func query(_ sql: String, _ parameters: [SQLValue]) throws -> [[SQLValue]] {
-            try base.query(sql, parameters)
+            if sql.contains(") probe") { statements.append((sql, parameters)) }
+            return try base.query(sql, parameters)
         }
         func query(
             _ sql: String, named parameters: [String: SQLValue], _ body: ([String], [SQLValue]) throws -> Void
@@ -193,10 +194,16 @@ import Testing
         let store = try ScopeClosureTests.world()
         try store.database.run("UPDATE apple_transaction SET last_run_id = 2 WHERE transaction_id = 'T1'")
         let recorder = RecordingExecutor(store.database)
-        try ScopeBuilder(database: recorder).build(sinceRunID: 1, fxChangedFrom: fxChangedFrom)
-        let inserts = recorder.statements.filter { $0.sql.contains("INSERT INTO incremental_scope") }
-        #expect(inserts.count >= 40)
+        let builder = ScopeBuilder(database: recorder)
+        try builder.build(sinceRunID: 1, fxChangedFrom: fxChangedFrom)
+        // And a rule's widening by every shared kind, with its row-count probes.
+        #expect(try builder.widen(ruleID: "R", kinds: Set(ScopeKind.sharedKinds), limit: 1_000))
+        let inserts = recorder.statements.filter {
+            $0.sql.contains("INSERT INTO incremental_scope") || $0.sql.contains(") probe")
+        }
+        #expect(inserts.count >= 50)
         #expect(inserts.contains { $0.sql.contains("LOWER(app_account_token) IN (?)") })
+        #expect(inserts.contains { $0.sql.contains("LIMIT ?) probe") })
         for statement in inserts {
             let plan = try store.database.query("EXPLAIN QUERY PLAN " + statement.sql, statement.parameters)
                 .compactMap { $0.last?.textValue }
