@@ -23,9 +23,13 @@ struct BenchOptions {
     /// The incremental stage truncates the world's files and appends their tails back instead of copying 99 %
     /// of them (`--in-place`; for a 10M world on a disk without 17 GB to spare).
     var inPlace = false
-    /// The incremental stage reads each source from a folder and adds the day's 1 % as a new file
+    /// The incremental stage reads each source from a folder and adds the day as a new file
     /// (`--daily-files`) instead of appending it to one growing file.
     var dailyFiles = false
+    /// How the incremental stage picks the day (`--split last-day|tail`): the records of the world's last day
+    /// (the default), or the last 1 % of each file's lines, which are 1 % of the users with their whole
+    /// history (always so with `--in-place`, where a file can only be truncated).
+    var splitByTime = true
     /// The incremental stage stops after the incremental run (`--no-rescan`): no DuckDB re-scan and no full
     /// re-evaluation (at 10M those two take about an hour; run them once, not each time the daily run is
     /// re-measured).
@@ -43,7 +47,7 @@ struct BenchOptions {
         usage: iapguard-bench STAGE [--size 100k|1M|10M|N] [--data DIR] [--sign-sample F] [--seconds S]
                                     [--parse-lines N] [--python PYTHON] [--skip-rules ID,ID]
                                     [--rule-time-limit S] [--in-place] [--daily-files] [--no-rescan]
-                                    [--warm-store]
+                                    [--split last-day|tail] [--warm-store]
         stages: all (generate, then parse, verify, ingest, rules, reports, run, incremental, each in its own
                 process); any of those alone; rerun; scopes --store S [--separate] (memory of a plan's rule
                 scopes); store (SQLite beside PostgreSQL: IAPGUARD_BENCH_PG_URL, IAPGUARD_BENCH_USERS)
@@ -74,6 +78,12 @@ struct BenchOptions {
             case "--skip-rules": skipRules = Set(try value().split(separator: ",").map(String.init))
             case "--in-place": inPlace = true
             case "--daily-files": dailyFiles = true
+            case "--split":
+                switch try value() {
+                case "last-day": splitByTime = true
+                case "tail": splitByTime = false
+                case let other: throw BenchError("bad --split \(other): last-day or tail")
+                }
             case "--no-rescan": noRescan = true
             case "--warm-store": warmStore = true
             case "--store": storePath = try value()
@@ -121,6 +131,7 @@ struct BenchOptions {
         if !skipRules.isEmpty { result += ["--skip-rules", skipRules.sorted().joined(separator: ",")] }
         if inPlace { result.append("--in-place") }
         if dailyFiles { result.append("--daily-files") }
+        if !splitByTime { result += ["--split", "tail"] }
         if noRescan { result.append("--no-rescan") }
         if warmStore { result.append("--warm-store") }
         return result

@@ -1,8 +1,9 @@
 import Foundation
 
-/// Splits each input file of a world into its first 99 % of lines (the base the full run ingests) and the
-/// last 1 % (added before the incremental run: appended, or as a new daily file), streaming, so a 17 GB
-/// world needs neither 17 GB of memory nor, in place, a 17 GB copy.
+/// Splits each input file of a world into the base the full run ingests and the day added before the
+/// incremental run (appended, or as a new daily file): the records of the world's last day, or the last 1 %
+/// of the lines (``cut(_:headerLines:into:dayStart:)``). Streaming, so a 17 GB world needs neither 17 GB of
+/// memory nor, in place, a 17 GB copy.
 ///
 /// In place, each world file is truncated at its cut after its tail was saved under `tails/`, and a
 /// manifest records the cut; `appendTails` puts the tails back, so the world ends byte for byte as it
@@ -57,18 +58,25 @@ struct InputSplit {
         try FileManager.default.createDirectory(at: tails, withIntermediateDirectories: true)
     }
 
-    /// Cuts `file` before the last 1 % of its records (at least one), keeping `headerLines` out of the count.
-    mutating func cut(_ file: URL, headerLines: Int, into data: URL) throws -> Part {
+    /// Cuts `file` into the base the full run reads and the day added before the daily run, keeping
+    /// `headerLines` out of both counts. With `dayStart`, by time: the records dated at or after it
+    /// (``RecordTime``) are the day, wherever they are in the file, as a world split at its last day; the
+    /// world's files are written per user, not in time order. Without it (and always in place, where the
+    /// file can only be truncated), the last 1 % of the lines (at least one): 1 % of the users with their
+    /// whole history, a harder day for the scope, and time indexes written all over.
+    mutating func cut(_ file: URL, headerLines: Int, into data: URL, dayStart: Int64? = nil) throws -> Part {
+        let byTime = dayStart != nil && !inPlace
         let lines = try Self.lineCount(file)
         let records = lines - headerLines
         let keep = headerLines + records - max(1, records / 100)
-        let cut = try Self.offset(ofLine: keep, in: file)
+        let cut = byTime ? 0 : try Self.offset(ofLine: keep, in: file)
         let size = try Self.size(of: file)
         let tail = tails.appendingPathComponent(file.lastPathComponent)
-        try Self.copy(file, range: cut..<size, to: tail)
+        if !byTime { try Self.copy(file, range: cut..<size, to: tail) }
         var header = Data()
         var source: URL
         let base: URL
+        var oldPart: URL?
         if daily {
             let name = file.deletingPathExtension().lastPathComponent
             let ext = file.pathExtension
@@ -83,7 +91,7 @@ struct InputSplit {
                             + String(cString: strerror(errno)))
                 }
             } else {
-                try Self.copy(file, range: 0..<cut, to: baseFile)
+                oldPart = baseFile
             }
             base = source.appendingPathComponent("\(name)-2-day.\(ext)")
             if headerLines > 0 {
@@ -98,11 +106,83 @@ struct InputSplit {
         } else {
             base = data.appendingPathComponent(file.lastPathComponent)
             source = base
-            try Self.copy(file, range: 0..<cut, to: base)
+            oldPart = base
         }
-        let part = Part(source: source, base: base, tail: tail, tailLines: lines - keep, header: header)
+        var tailLines = lines - keep
+        if let oldPart {
+            if let dayStart, byTime {
+                tailLines = try Self.partition(
+                    file, headerLines: headerLines, dayStart: dayStart, base: oldPart, day: tail)
+            } else {
+                try Self.copy(file, range: 0..<cut, to: oldPart)
+            }
+        }
+        let part = Part(source: source, base: base, tail: tail, tailLines: tailLines, header: header)
         parts.append(part)
         return part
+    }
+
+    /// Writes the header and the records dated before `dayStart` to `base`, the others to `day`, streaming;
+    /// returns the day's record count.
+    private static func partition(
+        _ file: URL, headerLines: Int, dayStart: Int64, base: URL, day: URL
+    ) throws -> Int {
+        FileManager.default.createFile(atPath: base.path, contents: nil)
+        FileManager.default.createFile(atPath: day.path, contents: nil)
+        let input = try FileHandle(forReadingFrom: file)
+        let baseOutput = try FileHandle(forWritingTo: base)
+        let dayOutput = try FileHandle(forWritingTo: day)
+        defer {
+            try? input.close()
+            try? baseOutput.close()
+            try? dayOutput.close()
+        }
+        let csv = file.pathExtension.lowercased() == "csv"
+        var columns: [Int] = []
+        var lineNumber = 0
+        var dayLines = 0
+        var baseBuffer: [UInt8] = []
+        var dayBuffer: [UInt8] = []
+        var pending: [UInt8] = []
+        func route(_ line: ArraySlice<UInt8>) {
+            defer { lineNumber += 1 }
+            if lineNumber < headerLines {
+                if csv, lineNumber == headerLines - 1 { columns = RecordTime.timeColumns(header: line) }
+                baseBuffer += line
+                baseBuffer.append(UInt8(ascii: "\n"))
+                return
+            }
+            let time = csv ? RecordTime.csv(line, columns: columns) : RecordTime.json(line)
+            if let time, time >= dayStart {
+                dayBuffer += line
+                dayBuffer.append(UInt8(ascii: "\n"))
+                dayLines += 1
+            } else {
+                baseBuffer += line
+                baseBuffer.append(UInt8(ascii: "\n"))
+            }
+        }
+        while let chunk = try input.read(upToCount: 1 << 22), !chunk.isEmpty {
+            pending += chunk
+            var start = pending.startIndex
+            while let end = pending[start...].firstIndex(of: UInt8(ascii: "\n")) {
+                route(pending[start..<end])
+                start = end + 1
+            }
+            pending.removeSubrange(..<start)
+            if baseBuffer.count > 1 << 22 {
+                try baseOutput.write(contentsOf: baseBuffer)
+                baseBuffer.removeAll(keepingCapacity: true)
+            }
+            if dayBuffer.count > 1 << 22 {
+                try dayOutput.write(contentsOf: dayBuffer)
+                dayBuffer.removeAll(keepingCapacity: true)
+            }
+        }
+        if !pending.isEmpty { route(pending[...]) }
+        try baseOutput.write(contentsOf: baseBuffer)
+        try dayOutput.write(contentsOf: dayBuffer)
+        return dayLines
     }
 
     /// Records the cut in the manifest, then truncates the world's file there (in place).
