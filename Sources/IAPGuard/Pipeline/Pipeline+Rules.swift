@@ -39,15 +39,18 @@ extension Pipeline {
             let planner = IncrementalPlanner(
                 store: store, referenceCurrency: config.referenceCurrency, paramOverrides: config.ruleParams)
             let rulesSeconds = try Self.measure {
-                // Rules without an `incremental:` block always run fully: their queries and the store-wide
-                // counts start on one reader while the scope is built on this connection.
+                let forceFull =
+                    options.fullRebuild
+                    ? "--full-rebuild" : (summary.rewoundRunIDs.isEmpty ? nil : "window re-evaluated")
+                // Rules without an `incremental:` block always run fully, and so do those whose shared keys
+                // the day's changes already spread too wide: their queries and the store-wide counts start on
+                // one reader while the scope is built on this connection.
+                let early = try planner.fullBeforeScope(rules: rules, now: window.until, forceFull: forceFull)
                 countQueries = try engine.prefetchFullQueries(
-                    of: rules.filter { $0.incremental == nil }, now: window.until, since: window.since, readers: 1,
-                    extraJobs: Self.storeCountJobs)
+                    of: rules.filter { $0.incremental == nil || early[$0.id] != nil }, now: window.until,
+                    since: window.since, readers: 1, extraJobs: Self.storeCountJobs)
                 var plan = try planner.plan(
-                    rules: rules, runID: runID, now: window.until,
-                    forceFull: options.fullRebuild
-                        ? "--full-rebuild" : (summary.rewoundRunIDs.isEmpty ? nil : "window re-evaluated"))
+                    rules: rules, runID: runID, now: window.until, forceFull: forceFull, decided: early)
                 engine.scopes = plan.scopes
                 record(plan, into: &summary)
                 if wantsCoverage, plan.sharedScopeSince != nil,

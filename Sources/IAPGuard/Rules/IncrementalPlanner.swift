@@ -76,48 +76,21 @@ public struct IncrementalPlanner {
     var database: any SQLExecutor { store.connection }
 
     /// Plans the stage of run `runID` at `now`; `forceFull` (a full rebuild, a rewound window) evaluates
-    /// every rule fully. Runs inside the rule stage's transaction.
-    public func plan(rules: [Rule], runID: Int64, now: Int64, forceFull: String?) throws -> Plan {
+    /// every rule fully, and so are the rules of `decided` (``fullBeforeScope(rules:now:forceFull:)``), with
+    /// their reasons. Runs inside the rule stage's transaction.
+    public func plan(
+        rules: [Rule], runID: Int64, now: Int64, forceFull: String?, decided: [String: String] = [:]
+    ) throws -> Plan {
         let start = Date()
         var plan = Plan()
         let reference = try referenceFingerprint()
         let fxFrom = try fxChangedFrom()
-        var states: [String: State] = [:]
-        for row in try database.query(
-            "SELECT rule_id, fingerprint, run_id, evaluated_now, priced_at_now FROM rule_state", [])
-        {
-            guard let id = row[0].textValue, let fingerprint = row[1].textValue, let run = row[2].integerValue,
-                let evaluatedNow = row[3].integerValue
-            else { continue }
-            states[id] = State(
-                fingerprint: fingerprint, runID: run, now: evaluatedNow, pricedAtNow: (row[4].integerValue ?? 0) != 0)
-        }
+        let states = try loadStates()
         var candidates: [(Rule, State)] = []
         for rule in rules {
-            let reason: String?
             let state = states[rule.id]
-            if let forceFull {
-                reason = forceFull
-            } else if rule.incremental == nil {
-                reason = "no incremental: block"
-            } else if let state {
-                if state.fingerprint != fingerprint(rule, reference: reference) {
-                    reason = "rule, parameters or configuration changed"
-                } else if state.pricedAtNow {
-                    reason = "the last evaluation priced findings at its :now"
-                } else if state.now > now {
-                    reason = ":now is before the last evaluation's"
-                } else if rule.exceptions.contains(where: { exception in
-                    guard let end = exception.expiresAfterMillis else { return false }
-                    return end >= state.now && end <= now
-                }) {
-                    reason = "an exception expires since the last evaluation"
-                } else {
-                    reason = nil
-                }
-            } else {
-                reason = "no earlier evaluation"
-            }
+            let reason =
+                decided[rule.id] ?? fullReason(rule, state: state, now: now, forceFull: forceFull, reference: reference)
             if let reason {
                 plan.modes[rule.id] = .full(reason: reason)
             } else if let state {
@@ -143,9 +116,8 @@ public struct IncrementalPlanner {
                     plan.sharedScopeSeconds += Date().timeIntervalSince(mark)
                     guard widened else {
                         plan.modes[rule.id] = .full(
-                            reason: "\(plan.widenLimit ?? 0)+ purchases share the scope's "
-                                + ScopeKind.sharedKinds.filter { rule.incremental?.sharedKeys.contains($0) == true }
-                                .map(\.rawValue).joined(separator: ", ") + ": cheaper in full")
+                            reason: Self.tooWideReason(
+                                limit: plan.widenLimit ?? 0, kinds: rule.incremental?.sharedKeys ?? []))
                         continue
                     }
                     mark = Date()
@@ -174,6 +146,119 @@ public struct IncrementalPlanner {
         try rememberFXRates()
         plan.seconds = Date().timeIntervalSince(start)
         return plan
+    }
+
+    /// The rules this stage will evaluate fully because too many purchases share the keys their
+    /// `shared_keys` follow, told before the scope is built, so that their full queries can start while it
+    /// is: the purchases carrying the keys of the rows changed since the rule's last evaluation are a part of
+    /// what ``widen(_:id:kinds:)`` would count, and when they alone reach the limit, so would the widening.
+    /// Rule id → reason. Rules that run fully for another reason are not listed (``plan(rules:runID:now:forceFull:decided:)`` tells them).
+    public func fullBeforeScope(rules: [Rule], now: Int64, forceFull: String?) throws -> [String: String] {
+        guard forceFull == nil else { return [:] }
+        let wide = rules.filter { $0.incremental.map { !$0.sharedKeys.isEmpty } ?? false }
+        guard !wide.isEmpty else { return [:] }
+        let states = try loadStates()
+        let reference = try referenceFingerprint()
+        var limit: Int?
+        var decided: [String: String] = [:]
+        for rule in wide {
+            guard let state = states[rule.id], let kinds = rule.incremental?.sharedKeys,
+                fullReason(rule, state: state, now: now, forceFull: nil, reference: reference) == nil
+            else { continue }
+            let cap = try limit ?? widenLimit()
+            limit = cap
+            if try changedRowsShare(kinds, since: state.runID, limit: cap) {
+                decided[rule.id] = Self.tooWideReason(limit: cap, kinds: kinds)
+            }
+        }
+        return decided
+    }
+
+    static func tooWideReason(limit: Int, kinds: Set<ScopeKind>) -> String {
+        "\(limit)+ purchases share the scope's "
+            + ScopeKind.sharedKinds.filter(kinds.contains).map(\.rawValue).joined(separator: ", ") + ": cheaper in full"
+    }
+
+    /// Whether at least `limit` rows carry the keys of `kinds` that rows changed after run `since` carry (each
+    /// lookup one of ``ScopeBuilder/backStepSources(_:)``'s, from a subset of the shared scope's seeds).
+    func changedRowsShare(_ kinds: Set<ScopeKind>, since: Int64, limit: Int) throws -> Bool {
+        // Per kind: where the changed rows' keys are read (seeds), and where the rows carrying them are counted.
+        // `|| ''` leaves the seeds without affinity, so SQLite can look them up in the expression index on
+        // LOWER(app_account_token).
+        var rows = 0
+        for kind in ScopeKind.sharedKinds where kinds.contains(kind) {
+            let (seeds, lookups): ([(String, String)], [(String, String)]) =
+                switch kind {
+                case .userID:
+                    (
+                        [("backend_order", "user_id"), ("credit", "user_id")],
+                        [("backend_order", "user_id"), ("credit", "user_id")]
+                    )
+                case .appAccountToken:
+                    (
+                        [
+                            ("backend_order", "LOWER(app_account_token)"),
+                            ("apple_transaction", "LOWER(app_account_token)"),
+                        ],
+                        [
+                            ("backend_order", "LOWER(app_account_token)"),
+                            ("apple_transaction", "LOWER(app_account_token)"),
+                        ]
+                    )
+                case .applicationUsername:
+                    ([("backend_order", "application_username")], [("backend_order", "application_username")])
+                case .appTransactionID:
+                    ([("apple_transaction", "app_transaction_id")], [("apple_transaction", "app_transaction_id")])
+                default: ([], [])
+                }
+            guard !seeds.isEmpty else { continue }
+            let seedSQL = seeds.map { table, key in
+                "SELECT \(key) || '' FROM \(table) WHERE last_run_id > ? AND \(key) IS NOT NULL"
+            }.joined(separator: " UNION ")
+            for (table, key) in lookups {
+                let counted = try database.query(
+                    "SELECT COUNT(*) FROM (SELECT 1 FROM \(table) WHERE \(key) IN (\(seedSQL)) LIMIT ?) probe",
+                    Array(repeating: SQLValue.integer(since), count: seeds.count) + [.integer(Int64(limit - rows))])
+                rows += Int(counted.first?.first?.integerValue ?? 0)
+                if rows >= limit { return true }
+            }
+        }
+        return false
+    }
+
+    /// Why `rule` runs fully whatever the scope holds (nil: it can run incrementally).
+    func fullReason(_ rule: Rule, state: State?, now: Int64, forceFull: String?, reference: String) -> String? {
+        if let forceFull { return forceFull }
+        guard rule.incremental != nil else { return "no incremental: block" }
+        guard let state else { return "no earlier evaluation" }
+        if state.fingerprint != fingerprint(rule, reference: reference) {
+            return "rule, parameters or configuration changed"
+        } else if state.pricedAtNow {
+            return "the last evaluation priced findings at its :now"
+        } else if state.now > now {
+            return ":now is before the last evaluation's"
+        } else if rule.exceptions.contains(where: { exception in
+            guard let end = exception.expiresAfterMillis else { return false }
+            return end >= state.now && end <= now
+        }) {
+            return "an exception expires since the last evaluation"
+        }
+        return nil
+    }
+
+    /// Each rule's stored previous evaluation.
+    func loadStates() throws -> [String: State] {
+        var states: [String: State] = [:]
+        for row in try database.query(
+            "SELECT rule_id, fingerprint, run_id, evaluated_now, priced_at_now FROM rule_state", [])
+        {
+            guard let id = row[0].textValue, let fingerprint = row[1].textValue, let run = row[2].integerValue,
+                let evaluatedNow = row[3].integerValue
+            else { continue }
+            states[id] = State(
+                fingerprint: fingerprint, runID: run, now: evaluatedNow, pricedAtNow: (row[4].integerValue ?? 0) != 0)
+        }
+        return states
     }
 
     /// Widens the scope of `id` (a rule, or another reader of the scope such as the report's coverage line)

@@ -268,6 +268,34 @@ import Testing
         #expect(full.scopes["IAP-001"] == nil)
     }
 
+    /// A rule whose shared keys the changed rows alone already spread past the limit is told before the
+    /// scope is built (its full query can start meanwhile), with the reason the widening would give.
+    @Test func aRuleTheChangedRowsAlreadySpreadTooWideIsToldBeforeTheScope() throws {
+        let store = try ScopeClosureTests.world()
+        var planner = Self.planner(store)
+        var following = try Self.rule("IAP-001")
+        following.incremental?.sharedKeys = [.userID]
+        let catalog = try Self.rule("IAP-002")
+        let stats = RuleRunResult(
+            stats: [following, catalog].map {
+                .init(ruleID: $0.id, ruleVersion: $0.version, ruleStatus: $0.status)
+            })
+        try planner.record(stats, rules: [following, catalog], runID: 1, now: 1000)
+        // o-1 changed: its user u-1 carries two orders and two credits.
+        try store.database.run("UPDATE backend_order SET last_run_id = 2 WHERE order_id = 'o-1'")
+        planner.minimumWidenLimit = 5
+        #expect(try planner.fullBeforeScope(rules: [following, catalog], now: 2000, forceFull: nil).isEmpty)
+        planner.minimumWidenLimit = 3
+        let early = try planner.fullBeforeScope(rules: [following, catalog], now: 2000, forceFull: nil)
+        let reason = "3+ purchases share the scope's user_id: cheaper in full"
+        #expect(early == ["IAP-001": reason])
+        let plan = try planner.plan(rules: [following, catalog], runID: 2, now: 2000, forceFull: nil, decided: early)
+        #expect(plan.modes["IAP-001"] == .full(reason: reason))
+        #expect(plan.modes["IAP-002"]?.isIncremental == true)
+        // A rebuild runs everything fully anyway: nothing to tell early.
+        #expect(try planner.fullBeforeScope(rules: [following], now: 2000, forceFull: "--full-rebuild").isEmpty)
+    }
+
     @Test func sharedKeysDefaultToEveryKindAndTheCatalogNamesOnlyThoseItsRulesRead() throws {
         let text = """
             id: X-1
