@@ -20,6 +20,19 @@ import Testing
         try ScopeClosureTests.store(given)
     }
 
+    /// A rule with one scope macro and no `incremental:` block yet.
+    static let scopedRuleText = """
+        id: X-1
+        title: t
+        description: d
+        version: "1"
+        status: stable
+        level: low
+        query: |
+          SELECT credit_id FROM credits c WHERE {{scope credit_id: c.credit_id}}
+        entity_key: [credit_id]
+        """
+
     static func planner(_ store: SQLiteStore) -> IncrementalPlanner {
         IncrementalPlanner(store: store, referenceCurrency: "USD", paramOverrides: [:])
     }
@@ -297,17 +310,7 @@ import Testing
     }
 
     @Test func sharedKeysDefaultToEveryKindAndTheCatalogNamesOnlyThoseItsRulesRead() throws {
-        let text = """
-            id: X-1
-            title: t
-            description: d
-            version: "1"
-            status: stable
-            level: low
-            query: |
-              SELECT credit_id FROM credits c WHERE {{scope credit_id: c.credit_id}}
-            entity_key: [credit_id]
-            """
+        let text = Self.scopedRuleText
         func parsed(_ block: String) throws -> Set<ScopeKind>? {
             try RuleParser(file: "x.yaml").parse(text + "\nincremental: {key: credit_id, kind: credit_id\(block)}\n")
                 .incremental?.sharedKeys
@@ -335,17 +338,7 @@ import Testing
         #expect(try RuleIncremental.macroKinds(in: template) == [.creditID, .userID])
         #expect(throws: RuleIncremental.MacroError.self) { try RuleIncremental.fullQuery("WHERE {{scope nope: x}}") }
         #expect(throws: RuleIncremental.MacroError.self) { try RuleIncremental.fullQuery("WHERE {{scope user_id: x") }
-        let text = """
-            id: X-1
-            title: t
-            description: d
-            version: "1"
-            status: stable
-            level: low
-            query: |
-              SELECT credit_id FROM credits c WHERE {{scope credit_id: c.credit_id}}
-            entity_key: [credit_id]
-            """
+        let text = Self.scopedRuleText
         #expect(throws: RuleLoadError.self) { try RuleParser(file: "x.yaml").parse(text) }
         let parsed = try RuleParser(file: "x.yaml").parse(text + "\nincremental: {key: credit_id, kind: credit_id}\n")
         #expect(parsed.query == "SELECT credit_id FROM credits c WHERE 1 = 1\n")
