@@ -54,7 +54,7 @@ extension Pipeline {
                 engine.scopes = plan.scopes
                 record(plan, into: &summary)
                 if wantsCoverage, plan.sharedScopeSince != nil,
-                    try planner.widen(&plan, id: CoverageGaps.scopeID, kinds: CoverageGaps.sharedKeys)
+                    try planner.widen(&plan, id: CoverageGaps.scopeID, kinds: CoverageGaps.sharedKeys, holders: true)
                 {
                     coverageRefreshed = try CoverageGaps(connection: store.connection).refreshScoped(
                         scopeSince: plan.sharedScopeSince, runID: runID)

@@ -112,7 +112,8 @@ public struct IncrementalPlanner {
                 do {
                     mark = Date()
                     let widened = try widen(
-                        &plan, id: rule.id, kinds: rule.incremental?.sharedKeys ?? [], builder: builder)
+                        &plan, id: rule.id, kinds: rule.incremental?.sharedKeys ?? [],
+                        holders: rule.incremental?.sharedByHolders ?? false, builder: builder)
                     plan.sharedScopeSeconds += Date().timeIntervalSince(mark)
                     guard widened else {
                         plan.modes[rule.id] = .full(
@@ -155,7 +156,9 @@ public struct IncrementalPlanner {
     /// Rule id → reason. Rules that run fully for another reason are not listed (``plan(rules:runID:now:forceFull:decided:)`` tells them).
     public func fullBeforeScope(rules: [Rule], now: Int64, forceFull: String?) throws -> [String: String] {
         guard forceFull == nil else { return [:] }
-        let wide = rules.filter { $0.incremental.map { !$0.sharedKeys.isEmpty } ?? false }
+        // Widening by holders reads only the markers whose holders changed: the changed rows' keys are no
+        // lower bound of that.
+        let wide = rules.filter { $0.incremental.map { !$0.sharedKeys.isEmpty && !$0.sharedByHolders } ?? false }
         guard !wide.isEmpty else { return [:] }
         let states = try loadStates()
         let reference = try referenceFingerprint()
@@ -266,13 +269,19 @@ public struct IncrementalPlanner {
     /// a second reader with the same kinds gets a copy. Returns false when too many purchases share them
     /// (the reader then reads everything), true when widened or `kinds` is empty. Call after ``plan(rules:runID:now:forceFull:)``
     /// built a shared scope.
-    public func widen(_ plan: inout Plan, id: String, kinds: Set<ScopeKind>) throws -> Bool {
-        try widen(&plan, id: id, kinds: kinds, builder: ScopeBuilder(database: database))
+    public func widen(_ plan: inout Plan, id: String, kinds: Set<ScopeKind>, holders: Bool = false) throws -> Bool {
+        try widen(&plan, id: id, kinds: kinds, holders: holders, builder: ScopeBuilder(database: database))
     }
 
-    private func widen(_ plan: inout Plan, id: String, kinds: Set<ScopeKind>, builder: ScopeBuilder) throws -> Bool {
+    private func widen(
+        _ plan: inout Plan, id: String, kinds: Set<ScopeKind>, holders: Bool, builder: ScopeBuilder
+    ) throws -> Bool {
         guard !kinds.isEmpty else { return true }
-        let name = ScopeKind.sharedKinds.filter(kinds.contains).map(\.rawValue).joined(separator: ",")
+        // Widening by holders reads the changes after the shared scope's run.
+        if holders, plan.sharedScopeSince == nil { return false }
+        let name =
+            ScopeKind.sharedKinds.filter(kinds.contains).map(\.rawValue).joined(separator: ",")
+            + (holders ? " by holders" : "")
         if let outcome = plan.widened[name] {
             guard let holder = outcome else { return false }
             try builder.copyWidened(from: holder, to: id)
@@ -280,7 +289,8 @@ public struct IncrementalPlanner {
         }
         let limit = try plan.widenLimit ?? widenLimit()
         plan.widenLimit = limit
-        let widened = try builder.widen(ruleID: id, kinds: kinds, limit: limit)
+        let widened = try builder.widen(
+            ruleID: id, kinds: kinds, heldSince: holders ? plan.sharedScopeSince : nil, limit: limit)
         plan.widened[name] = .some(widened ? id : nil)
         return widened
     }
@@ -419,6 +429,7 @@ public struct IncrementalPlanner {
                     $0.template, $0.keyColumn, $0.kind?.rawValue ?? "", $0.kindColumn ?? "",
                     $0.reevaluatesOpenFindings ? "open" : "",
                     ScopeKind.sharedKinds.filter($0.sharedKeys.contains).map(\.rawValue).joined(separator: ","),
+                    $0.sharedByHolders ? "holders" : "",
                 ] + $0.timeQueries
             }?
             .joined(separator: "\u{1E}") ?? "",

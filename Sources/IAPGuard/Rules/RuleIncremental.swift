@@ -32,11 +32,15 @@ public struct RuleIncremental: Sendable, Hashable {
     /// scope. Every shared kind when the block does not say (always correct); the catalog's rules name the
     /// few they need.
     public var sharedKeys: Set<ScopeKind>
+    /// The rule reads the purchases sharing a token or username only through who holds it: the user ids of
+    /// the accounts and orders carrying it (`shared_by: holders`). Only markers whose holders changed then
+    /// widen the scope, instead of every marker in it (``ScopeBuilder/widen(ruleID:kinds:sinceRunID:holdersOnly:limit:)``).
+    public var sharedByHolders: Bool
 
     public init(
         keyColumn: String, kind: ScopeKind?, kindColumn: String?, timeQueries: [String], template: String,
         macroKinds: [ScopeKind], reevaluatesOpenFindings: Bool = false,
-        sharedKeys: Set<ScopeKind> = Set(ScopeKind.sharedKinds)
+        sharedKeys: Set<ScopeKind> = Set(ScopeKind.sharedKinds), sharedByHolders: Bool = false
     ) {
         self.keyColumn = keyColumn
         self.kind = kind
@@ -46,6 +50,7 @@ public struct RuleIncremental: Sendable, Hashable {
         self.macroKinds = macroKinds
         self.reevaluatesOpenFindings = reevaluatesOpenFindings
         self.sharedKeys = sharedKeys
+        self.sharedByHolders = sharedByHolders
     }
 
     /// The template with every macro expanded to a filter on `incremental_scope` for `ruleID` (the shared

@@ -115,6 +115,7 @@ public struct RuleParser: Sendable {
         var time: [String] = []
         var reevaluatesOpenFindings = false
         var sharedKeys = Set(ScopeKind.sharedKinds)
+        var sharedByHolders = false
         for (k, v) in mapping {
             switch k.scalar?.string {
             case "key": key = try scalarText(v, "incremental.key")
@@ -153,10 +154,16 @@ public struct RuleParser: Sendable {
                     }
                     sharedKeys.insert(parsed)
                 }
+            case "shared_by":
+                switch try scalarText(v, "incremental.shared_by") {
+                case "purchases": sharedByHolders = false
+                case "holders": sharedByHolders = true
+                default: throw fail(v, "incremental.shared_by must be purchases or holders")
+                }
             default:
                 throw fail(
                     k,
-                    "incremental: unknown field (use key, kind, kind_column, time, reevaluate_open_findings, shared_keys)"
+                    "incremental: unknown field (use key, kind, kind_column, time, reevaluate_open_findings, shared_keys, shared_by)"
                 )
             }
         }
@@ -175,12 +182,18 @@ public struct RuleParser: Sendable {
         guard !macroKinds.isEmpty else {
             throw fail(node, "an incremental rule's query needs at least one {{scope KIND: expression}} macro")
         }
+        if sharedByHolders, !sharedKeys.isSubset(of: ScopeKind.heldKinds) {
+            throw fail(
+                node, "incremental.shared_by: holders needs shared_keys of app_account_token, application_username only"
+            )
+        }
         for query in time where query.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
             throw fail(node, "incremental.time: a query is empty")
         }
         return RuleIncremental(
             keyColumn: key, kind: kind, kindColumn: kindColumn, timeQueries: time, template: template,
-            macroKinds: macroKinds, reevaluatesOpenFindings: reevaluatesOpenFindings, sharedKeys: sharedKeys)
+            macroKinds: macroKinds, reevaluatesOpenFindings: reevaluatesOpenFindings, sharedKeys: sharedKeys,
+            sharedByHolders: sharedByHolders)
     }
 
     private func parseParams(_ node: Node?) throws(RuleLoadError) -> [Rule.Param] {

@@ -64,7 +64,14 @@ public struct ScopeBuilder {
     /// as step 3 does; keys already in the shared scope are not repeated. Returns false, adding nothing,
     /// when at least `limit` rows carry those keys: evaluating the rule fully is then cheaper.
     public func widen(ruleID: String, kinds: Set<ScopeKind>, limit: Int) throws -> Bool {
-        let sources = try backStepSources(kinds)
+        try widen(ruleID: ruleID, kinds: kinds, heldSince: nil, limit: limit)
+    }
+
+    /// ``widen(ruleID:kinds:limit:)``; with `heldSince`, only by the markers (tokens, usernames) whose
+    /// holders may have changed after that run (``changedHolderKeys(_:since:)``), for a rule that reads
+    /// other purchases only through who holds its marker (`shared_by: holders`).
+    public func widen(ruleID: String, kinds: Set<ScopeKind>, heldSince: Int64?, limit: Int) throws -> Bool {
+        let sources = try heldSince.map { try heldSources(kinds, since: $0) } ?? backStepSources(kinds)
         var rows = 0
         for source in sources {
             for body in try source.bodies() {
@@ -158,6 +165,11 @@ public struct ScopeBuilder {
             "SELECT scope_key FROM incremental_scope WHERE rule_id = '' AND kind = ? ORDER BY scope_key",
             [.text(keyKind.rawValue)]
         ).compactMap { $0.first?.textValue }
+        return boundBodies(table: table, where: keyExpression, keys: keys)
+    }
+
+    /// `table WHERE keyExpression IN (…)` for `keys`, bound in chunks.
+    func boundBodies(table: String, where keyExpression: String, keys: [String]) -> [Body] {
         var bodies: [Body] = []
         var start = 0
         while start < keys.count {
@@ -307,6 +319,53 @@ public struct ScopeBuilder {
                 "apple_sighting",
                 [inScope(.receiptKey, "receipt_key"), inScope(.originalTransactionID, "original_transaction_id")])
         for source in sources { try insert(.transactionID, "transaction_id", source) }
+    }
+
+    /// The rows carrying the markers of `kinds` (tokens, usernames) whose holders may have changed after run
+    /// `since`, whose transactions ``widen(ruleID:kinds:heldSince:limit:)`` adds.
+    func heldSources(_ kinds: Set<ScopeKind>, since: Int64) throws -> [Source] {
+        var sources: [Source] = []
+        if kinds.contains(.appAccountToken) {
+            let keys = try changedHolderKeys(.appAccountToken, since: since)
+            for table in ["backend_order", "apple_transaction"] {
+                sources.append(
+                    Source { [self] in boundBodies(table: table, where: "LOWER(app_account_token)", keys: keys) })
+            }
+        }
+        if kinds.contains(.applicationUsername) {
+            let keys = try changedHolderKeys(.applicationUsername, since: since)
+            sources.append(
+                Source { [self] in boundBodies(table: "backend_order", where: "application_username", keys: keys) })
+        }
+        return sources
+    }
+
+    /// The markers of `kind` (a token, lower-cased, or a username) whose holders — the user ids of the
+    /// accounts and orders carrying it — may differ from what they were after run `since`: carried by an
+    /// order changed since, unless an unchanged order carries it for the same user; by an account changed
+    /// since; taken off an order or account since (`change_log`); or carried by an order whose user changed.
+    func changedHolderKeys(_ kind: ScopeKind, since: Int64) throws -> [String] {
+        let (column, key): (String, String) =
+            kind == .appAccountToken
+            ? ("app_account_token", "LOWER(app_account_token)") : ("application_username", "application_username")
+        func on(_ alias: String) -> String { key.replacingOccurrences(of: column, with: "\(alias).\(column)") }
+        let sql = """
+            SELECT \(on("o")) FROM backend_order o
+            WHERE o.last_run_id > ? AND o.\(column) IS NOT NULL
+              AND NOT EXISTS (SELECT 1 FROM backend_order p
+                              WHERE \(on("p")) = \(on("o")) AND p.last_run_id <= ?
+                                AND (p.user_id = o.user_id OR (p.user_id IS NULL AND o.user_id IS NULL)))
+            UNION
+            SELECT \(key) FROM user_account WHERE last_run_id > ? AND \(column) IS NOT NULL
+            UNION
+            SELECT \(kind == .appAccountToken ? "LOWER(old_value)" : "old_value") FROM change_log
+            WHERE run_id > ? AND entity IN ('order', 'user') AND field = '\(column)' AND old_value IS NOT NULL
+            UNION
+            SELECT \(on("o")) FROM change_log l JOIN backend_order o ON o.order_id = l.entity_key
+            WHERE l.run_id > ? AND l.entity = 'order' AND l.field = 'user_id' AND o.\(column) IS NOT NULL
+            """
+        return try database.query(sql, Array(repeating: .integer(since), count: 5)).compactMap { $0.first?.textValue }
+            .sorted()
     }
 
     /// The rows carrying the shared scope's keys of `kinds`, whose transactions ``widen(ruleID:kinds:limit:)``

@@ -17,4 +17,7 @@ public enum ScopeKind: String, Sendable, Hashable, CaseIterable, Codable {
     /// purchases). The shared scope does not go back from them to every purchase carrying them; a rule that
     /// needs it names them in `incremental.shared_keys` (see ``ScopeBuilder``).
     public static let sharedKinds: [ScopeKind] = [.userID, .appAccountToken, .applicationUsername, .appTransactionID]
+
+    /// The shared kinds that are markers accounts hold (`shared_by: holders`).
+    public static let heldKinds: Set<ScopeKind> = [.appAccountToken, .applicationUsername]
 }

@@ -309,6 +309,25 @@ import Testing
         #expect(try planner.fullBeforeScope(rules: [following], now: 2000, forceFull: "--full-rebuild").isEmpty)
     }
 
+    /// IAP-012 judges a credit by who holds its token: another user's order carrying the token brings the
+    /// token's credited purchases into its scope; the holder's own new order does not.
+    @Test func theTokenOwnerRuleFollowsAnotherUsersOrderButNotTheHoldersOwn() throws {
+        let rule = try Self.rule("IAP-012")
+        func creditsInScope(newOrderBy user: String) throws -> Set<String>? {
+            let store = try ScopeClosureTests.heldTokenWorld()
+            let planner = Self.planner(store)
+            try planner.record(
+                RuleRunResult(stats: [.init(ruleID: rule.id, ruleVersion: rule.version, ruleStatus: rule.status)]),
+                rules: [rule], runID: 1, now: 1000)
+            try ScopeClosureTests.addOrder(store, "o-9", user: user)
+            let plan = try planner.plan(rules: [rule], runID: 2, now: 2000, forceFull: nil)
+            #expect(plan.modes["IAP-012"]?.isIncremental == true)
+            return plan.scopes["IAP-012"]?.keys[.creditID]
+        }
+        #expect(try creditsInScope(newOrderBy: "u-5")?.isSuperset(of: ["c-1", "c-2"]) == true)
+        #expect(try creditsInScope(newOrderBy: "u-1")?.isDisjoint(with: ["c-1", "c-2"]) ?? true)
+    }
+
     @Test func sharedKeysDefaultToEveryKindAndTheCatalogNamesOnlyThoseItsRulesRead() throws {
         let text = Self.scopedRuleText
         func parsed(_ block: String) throws -> Set<ScopeKind>? {
@@ -320,6 +339,17 @@ import Testing
         #expect(try parsed(", shared_keys: [user_id, app_transaction_id]") == [.userID, .appTransactionID])
         #expect(throws: RuleLoadError.self) { try parsed(", shared_keys: [receipt_key]") }
         #expect(throws: RuleLoadError.self) { try parsed(", shared_keys: user_id") }
+        func byHolders(_ block: String) throws -> Bool? {
+            try RuleParser(file: "x.yaml").parse(text + "\nincremental: {key: credit_id, kind: credit_id\(block)}\n")
+                .incremental?.sharedByHolders
+        }
+        #expect(try byHolders("") == false)
+        #expect(try byHolders(", shared_keys: [app_account_token], shared_by: holders") == true)
+        #expect(try byHolders(", shared_keys: [app_account_token], shared_by: purchases") == false)
+        // Holders are defined for markers accounts hold, not for users or Apple Accounts.
+        #expect(throws: RuleLoadError.self) { try byHolders(", shared_keys: [user_id], shared_by: holders") }
+        #expect(throws: RuleLoadError.self) { try byHolders(", shared_by: holders") }
+        #expect(throws: RuleLoadError.self) { try byHolders(", shared_keys: [], shared_by: owners") }
         var root = URL(fileURLWithPath: #filePath)
         for _ in 0..<4 { root.deleteLastPathComponent() }
         let (rules, _) = RuleSet.load(from: root.appendingPathComponent("rules"))
@@ -328,6 +358,10 @@ import Testing
             // IAP-012 judges a credit by the owner of its token or username, which other orders decide.
             let expected: Set<ScopeKind> = rule.id == "IAP-012" ? [.appAccountToken, .applicationUsername] : []
             #expect(incremental.sharedKeys == expected, "\(rule.id)")
+            // ...and only through who holds the marker; its evidence lists the orders carrying the marker, so
+            // its standing findings are evaluated again on every run.
+            #expect(incremental.sharedByHolders == (rule.id == "IAP-012"), "\(rule.id)")
+            if rule.id == "IAP-012" { #expect(incremental.reevaluatesOpenFindings) }
         }
     }
 

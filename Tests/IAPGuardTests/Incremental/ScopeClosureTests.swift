@@ -141,6 +141,104 @@ import Testing
         #expect(try !Self.ruleScope(store, "R").isEmpty)
     }
 
+    /// u-1 holds token aaaa-1 through two orders (T1, T2), each credited.
+    static func heldTokenWorld() throws -> SQLiteStore {
+        try store([
+            (
+                "transactions",
+                [
+                    ["transaction_id": .text("T1"), "app_account_token": .text("AAAA-1")],
+                    ["transaction_id": .text("T2"), "app_account_token": .text("AAAA-1")],
+                    ["transaction_id": .text("T9")],
+                ]
+            ),
+            (
+                "orders",
+                [
+                    [
+                        "order_id": .text("o-1"), "user_id": .text("u-1"), "transaction_id": .text("T1"),
+                        "app_account_token": .text("aaaa-1"),
+                    ],
+                    [
+                        "order_id": .text("o-2"), "user_id": .text("u-1"), "transaction_id": .text("T2"),
+                        "app_account_token": .text("aaaa-1"),
+                    ],
+                ]
+            ),
+            (
+                "credits",
+                [
+                    ["credit_id": .text("c-1"), "transaction_id": .text("T1"), "user_id": .text("u-1")],
+                    ["credit_id": .text("c-2"), "transaction_id": .text("T2"), "user_id": .text("u-1")],
+                ]
+            ),
+        ])
+    }
+
+    static func addOrder(_ store: SQLiteStore, _ id: String, user: String) throws {
+        var loader = RuleFixtureLoader(database: store.connection)
+        try loader.insert(
+            view: "orders",
+            rows: [
+                RuleTest.FixtureRow(values: [
+                    "order_id": .text(id), "user_id": .text(user), "transaction_id": .text("T9"),
+                    "app_account_token": .text("aaaa-1"),
+                ])
+            ])
+        try store.database.run("UPDATE backend_order SET last_run_id = 2 WHERE order_id = ?", [.text(id)])
+    }
+
+    @Test func widenedByHoldersOnlyWhenAMarkerGainsOrLosesAHolder() throws {
+        // The holder's own new order carrying the token: the token's holders are the same.
+        let same = try Self.heldTokenWorld()
+        try Self.addOrder(same, "o-3", user: "u-1")
+        let builder = ScopeBuilder(database: same.connection)
+        try builder.build(sinceRunID: 1, fxChangedFrom: nil)
+        #expect(try Self.scope(same).contains("app_account_token:aaaa-1"))
+        #expect(try builder.changedHolderKeys(.appAccountToken, since: 1).isEmpty)
+        #expect(try builder.widen(ruleID: "R", kinds: [.appAccountToken], heldSince: 1, limit: 1_000))
+        #expect(try Self.ruleScope(same, "R").isEmpty)
+        // Widened by every purchase carrying it instead, the other purchases come in.
+        #expect(try builder.widen(ruleID: "P", kinds: [.appAccountToken], limit: 1_000))
+        #expect(try Self.ruleScope(same, "P").contains("credit_id:c-1"))
+
+        // Another user's order carrying the token: a new holder, so every purchase carrying it.
+        let other = try Self.heldTokenWorld()
+        try Self.addOrder(other, "o-4", user: "u-5")
+        let otherBuilder = ScopeBuilder(database: other.connection)
+        try otherBuilder.build(sinceRunID: 1, fxChangedFrom: nil)
+        #expect(try otherBuilder.changedHolderKeys(.appAccountToken, since: 1) == ["aaaa-1"])
+        #expect(try otherBuilder.widen(ruleID: "R", kinds: [.appAccountToken], heldSince: 1, limit: 1_000))
+        let widened = try Self.ruleScope(other, "R")
+        for expected in ["transaction_id:T1", "transaction_id:T2", "credit_id:c-1", "credit_id:c-2"] {
+            #expect(widened.contains(expected), "missing \(expected)")
+        }
+
+        // An order moved from its holder to another user: the token may have lost its holder.
+        let moved = try Self.heldTokenWorld()
+        try moved.database.run("UPDATE backend_order SET user_id = 'u-6', last_run_id = 2 WHERE order_id = 'o-2'")
+        try moved.database.run(
+            "INSERT INTO change_log (run_id, entity, entity_key, field, old_value, new_value) VALUES (2, 'order', 'o-2', 'user_id', 'u-1', 'u-6')"
+        )
+        #expect(
+            try ScopeBuilder(database: moved.connection).changedHolderKeys(.appAccountToken, since: 1) == ["aaaa-1"])
+
+        // An account taking the token, and one whose token was taken off.
+        let account = try Self.heldTokenWorld()
+        var loader = RuleFixtureLoader(database: account.connection)
+        try loader.insert(
+            view: "users",
+            rows: [RuleTest.FixtureRow(values: ["user_id": .text("u-8"), "app_account_token": .text("BBBB-2")])])
+        try account.database.run("UPDATE user_account SET last_run_id = 2")
+        try account.database.run(
+            "INSERT INTO change_log (run_id, entity, entity_key, field, old_value, new_value) VALUES (2, 'user', 'u-8', 'app_account_token', 'CCCC-3', 'BBBB-2')"
+        )
+        #expect(
+            try ScopeBuilder(database: account.connection).changedHolderKeys(.appAccountToken, since: 1) == [
+                "bbbb-2", "cccc-3",
+            ])
+    }
+
     @Test func nothingChangedMeansAnEmptyScope() throws {
         let store = try Self.world()
         try ScopeBuilder(database: store.connection).build(sinceRunID: 1, fxChangedFrom: nil)

@@ -87,7 +87,8 @@ import Testing
         #expect(try ScopeClosureTests.scope(store).contains("credit_id:c-1") == false)
         let planner = IncrementalPlanner(store: store, referenceCurrency: "USD", paramOverrides: [:])
         var plan = IncrementalPlanner.Plan()
-        #expect(try planner.widen(&plan, id: CoverageGaps.scopeID, kinds: CoverageGaps.sharedKeys))
+        plan.sharedScopeSince = 1
+        #expect(try planner.widen(&plan, id: CoverageGaps.scopeID, kinds: CoverageGaps.sharedKeys, holders: true))
         #expect(try gaps.refreshScoped(scopeSince: 1, runID: 2))
         #expect(try Self.gaps(store).isEmpty)
     }
