@@ -47,7 +47,7 @@ public struct IncrementalPlanner {
         public var timeQueriesRun = 0
         public var timeQueriesCached = 0
         /// Scopes widened by shared kinds (comma-joined): the id whose keys hold the widening, or nil when
-        /// too many purchases shared them (``IncrementalPlanner/widen(_:id:kinds:)``).
+        /// too many purchases shared them (``IncrementalPlanner/widen(_:id:kinds:holders:)``).
         var widened: [String: String?] = [:]
         /// The row limit of this plan's widenings, once computed.
         public var widenLimit: Int?
@@ -152,8 +152,9 @@ public struct IncrementalPlanner {
     /// The rules this stage will evaluate fully because too many purchases share the keys their
     /// `shared_keys` follow, told before the scope is built, so that their full queries can start while it
     /// is: the purchases carrying the keys of the rows changed since the rule's last evaluation are a part of
-    /// what ``widen(_:id:kinds:)`` would count, and when they alone reach the limit, so would the widening.
-    /// Rule id → reason. Rules that run fully for another reason are not listed (``plan(rules:runID:now:forceFull:decided:)`` tells them).
+    /// what ``widen(_:id:kinds:holders:)`` would count, and when they alone reach the limit, so would the
+    /// widening. Rule id → reason. Rules that run fully for another reason, and rules widened by holders, are
+    /// not listed (``plan(rules:runID:now:forceFull:decided:)`` tells them).
     public func fullBeforeScope(rules: [Rule], now: Int64, forceFull: String?) throws -> [String: String] {
         guard forceFull == nil else { return [:] }
         // Widening by holders reads only the markers whose holders changed: the changed rows' keys are no
@@ -265,10 +266,11 @@ public struct IncrementalPlanner {
     }
 
     /// Widens the scope of `id` (a rule, or another reader of the scope such as the report's coverage line)
-    /// by the purchases sharing the shared scope's keys of `kinds` (``ScopeBuilder/widen(ruleID:kinds:limit:)``);
-    /// a second reader with the same kinds gets a copy. Returns false when too many purchases share them
-    /// (the reader then reads everything), true when widened or `kinds` is empty. Call after ``plan(rules:runID:now:forceFull:)``
-    /// built a shared scope.
+    /// by the purchases sharing the shared scope's keys of `kinds`, or with `holders` only the markers whose
+    /// holders changed since the shared scope's run (``ScopeBuilder/widen(ruleID:kinds:heldSince:limit:)``);
+    /// a second reader with the same kinds and mode gets a copy. Returns false when too many purchases share
+    /// them (the reader then reads everything), true when widened or `kinds` is empty. Call after
+    /// ``plan(rules:runID:now:forceFull:decided:)`` built a shared scope.
     public func widen(_ plan: inout Plan, id: String, kinds: Set<ScopeKind>, holders: Bool = false) throws -> Bool {
         try widen(&plan, id: id, kinds: kinds, holders: holders, builder: ScopeBuilder(database: database))
     }

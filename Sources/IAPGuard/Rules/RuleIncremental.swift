@@ -34,7 +34,7 @@ public struct RuleIncremental: Sendable, Hashable {
     public var sharedKeys: Set<ScopeKind>
     /// The rule reads the purchases sharing a token or username only through who holds it: the user ids of
     /// the accounts and orders carrying it (`shared_by: holders`). Only markers whose holders changed then
-    /// widen the scope, instead of every marker in it (``ScopeBuilder/widen(ruleID:kinds:sinceRunID:holdersOnly:limit:)``).
+    /// widen the scope, instead of every marker in it (``ScopeBuilder/widen(ruleID:kinds:heldSince:limit:)``).
     public var sharedByHolders: Bool
 
     public init(
