@@ -183,39 +183,17 @@ public struct IncrementalPlanner {
             + ScopeKind.sharedKinds.filter(kinds.contains).map(\.rawValue).joined(separator: ", ") + ": cheaper in full"
     }
 
-    /// Whether at least `limit` rows carry the keys of `kinds` that rows changed after run `since` carry (each
-    /// lookup one of ``ScopeBuilder/backStepSources(_:)``'s, from a subset of the shared scope's seeds).
+    /// Whether at least `limit` rows carry the keys of `kinds` that rows changed after run `since` carry: the
+    /// widening's own lookups (``ScopeBuilder/sharedBackSteps``), from the keys of the changed orders, credits
+    /// and transactions (a part of the shared scope's seeds: the tables that record `last_run_id`).
     func changedRowsShare(_ kinds: Set<ScopeKind>, since: Int64, limit: Int) throws -> Bool {
-        // Per kind: where the changed rows' keys are read (seeds), and where the rows carrying them are counted.
-        // `|| ''` leaves the seeds without affinity, so SQLite can look them up in the expression index on
-        // LOWER(app_account_token).
         var rows = 0
         for kind in ScopeKind.sharedKinds where kinds.contains(kind) {
-            let (seeds, lookups): ([(String, String)], [(String, String)]) =
-                switch kind {
-                case .userID:
-                    (
-                        [("backend_order", "user_id"), ("credit", "user_id")],
-                        [("backend_order", "user_id"), ("credit", "user_id")]
-                    )
-                case .appAccountToken:
-                    (
-                        [
-                            ("backend_order", "LOWER(app_account_token)"),
-                            ("apple_transaction", "LOWER(app_account_token)"),
-                        ],
-                        [
-                            ("backend_order", "LOWER(app_account_token)"),
-                            ("apple_transaction", "LOWER(app_account_token)"),
-                        ]
-                    )
-                case .applicationUsername:
-                    ([("backend_order", "application_username")], [("backend_order", "application_username")])
-                case .appTransactionID:
-                    ([("apple_transaction", "app_transaction_id")], [("apple_transaction", "app_transaction_id")])
-                default: ([], [])
-                }
+            let lookups = ScopeBuilder.sharedBackSteps[kind] ?? []
+            let seeds = lookups.filter { $0.table != "apple_sighting" }
             guard !seeds.isEmpty else { continue }
+            // `|| ''` leaves the seeds without affinity, so SQLite can look them up in the expression index on
+            // LOWER(app_account_token).
             let seedSQL = seeds.map { table, key in
                 "SELECT \(key) || '' FROM \(table) WHERE last_run_id > ? AND \(key) IS NOT NULL"
             }.joined(separator: " UNION ")

@@ -71,16 +71,14 @@ public struct ScopeBuilder {
     /// holders may have changed after that run (``changedHolderKeys(_:since:)``), for a rule that reads
     /// other purchases only through who holds its marker (`shared_by: holders`).
     public func widen(ruleID: String, kinds: Set<ScopeKind>, heldSince: Int64?, limit: Int) throws -> Bool {
-        let sources = try heldSince.map { try heldSources(kinds, since: $0) } ?? backStepSources(kinds)
+        let bodies = try backStepBodies(kinds, heldSince: heldSince)
         var rows = 0
-        for source in sources {
-            for body in try source.bodies() {
-                let counted = try database.query(
-                    "SELECT COUNT(*) FROM (SELECT 1 FROM \(body.sql) LIMIT ?) probe",
-                    body.parameters + [.integer(Int64(limit - rows))])
-                rows += Int(counted.first?.first?.integerValue ?? 0)
-                if rows >= limit { return false }
-            }
+        for body in bodies {
+            let counted = try database.query(
+                "SELECT COUNT(*) FROM (SELECT 1 FROM \(body.sql) LIMIT ?) probe",
+                body.parameters + [.integer(Int64(limit - rows))])
+            rows += Int(counted.first?.first?.integerValue ?? 0)
+            if rows >= limit { return false }
         }
         step.pass = 1
         step.target = ruleID
@@ -88,9 +86,7 @@ public struct ScopeBuilder {
             step.pass = 0
             step.target = ""
         }
-        for source in sources {
-            for body in try source.bodies() { try insert(.transactionID, "transaction_id", body.sql, body.parameters) }
-        }
+        for body in bodies { try insert(.transactionID, "transaction_id", body.sql, body.parameters) }
         try fanOut(addedSinceFirst: true)
         return true
     }
@@ -155,20 +151,19 @@ public struct ScopeBuilder {
             """, [.text(target)] + parameters)
     }
 
-    /// `table WHERE keyExpression IN (…)` for every key of `keyKind` in the shared scope, the keys bound as
-    /// parameters in chunks. For key expressions with an expression index (`LOWER(app_account_token)`):
-    /// SQLite uses such an index for `IN (?, ?, …)`, but not for `IN (SELECT scope_key …)` or a join on
-    /// `scope_key`, whose `TEXT` affinity the index (no affinity) cannot serve, so it reads the whole table.
-    /// (Rule macros select `scope_key || ''` instead; see ``RuleIncremental/scopedQuery(ruleID:)``.)
-    func boundBodies(table: String, where keyExpression: String, inKeysOf keyKind: ScopeKind) throws -> [Body] {
-        let keys = try database.query(
+    /// The shared scope's keys of `kind`, to be bound (``boundBodies(table:where:keys:)``).
+    func sharedKeys(of kind: ScopeKind) throws -> [String] {
+        try database.query(
             "SELECT scope_key FROM incremental_scope WHERE rule_id = '' AND kind = ? ORDER BY scope_key",
-            [.text(keyKind.rawValue)]
+            [.text(kind.rawValue)]
         ).compactMap { $0.first?.textValue }
-        return boundBodies(table: table, where: keyExpression, keys: keys)
     }
 
-    /// `table WHERE keyExpression IN (…)` for `keys`, bound in chunks.
+    /// `table WHERE keyExpression IN (…)` for `keys`, bound as parameters in chunks. For key expressions with
+    /// an expression index (`LOWER(app_account_token)`): SQLite uses such an index for `IN (?, ?, …)`, but not
+    /// for `IN (SELECT scope_key …)` or a join on `scope_key`, whose `TEXT` affinity the index (no affinity)
+    /// cannot serve, so it reads the whole table. (Rule macros select `scope_key || ''` instead; see
+    /// ``RuleIncremental/scopedQuery(ruleID:)``.)
     func boundBodies(table: String, where keyExpression: String, keys: [String]) -> [Body] {
         var bodies: [Body] = []
         var start = 0
@@ -186,12 +181,6 @@ public struct ScopeBuilder {
     struct Body {
         var sql: String
         var parameters: [SQLValue] = []
-    }
-
-    /// A step-2 source of transactions: fixed, or made of bound keys when it runs.
-    struct Source {
-        var make: () throws -> [Body]
-        func bodies() throws -> [Body] { try make() }
     }
 
     /// Bound keys per statement (well under SQLite's and PostgreSQL's parameter limits).
@@ -321,25 +310,6 @@ public struct ScopeBuilder {
         for source in sources { try insert(.transactionID, "transaction_id", source) }
     }
 
-    /// The rows carrying the markers of `kinds` (tokens, usernames) whose holders may have changed after run
-    /// `since`, whose transactions ``widen(ruleID:kinds:heldSince:limit:)`` adds.
-    func heldSources(_ kinds: Set<ScopeKind>, since: Int64) throws -> [Source] {
-        var sources: [Source] = []
-        if kinds.contains(.appAccountToken) {
-            let keys = try changedHolderKeys(.appAccountToken, since: since)
-            for table in ["backend_order", "apple_transaction"] {
-                sources.append(
-                    Source { [self] in boundBodies(table: table, where: "LOWER(app_account_token)", keys: keys) })
-            }
-        }
-        if kinds.contains(.applicationUsername) {
-            let keys = try changedHolderKeys(.applicationUsername, since: since)
-            sources.append(
-                Source { [self] in boundBodies(table: "backend_order", where: "application_username", keys: keys) })
-        }
-        return sources
-    }
-
     /// The markers of `kind` (a token, lower-cased, or a username) whose holders — the user ids of the
     /// accounts and orders carrying it — may differ from what they were after run `since`: carried by an
     /// order changed since, unless an unchanged order carries it for the same user; by an account changed
@@ -368,35 +338,36 @@ public struct ScopeBuilder {
             .sorted()
     }
 
-    /// The rows carrying the shared scope's keys of `kinds`, whose transactions ``widen(ruleID:kinds:limit:)``
-    /// adds (read before the rule's own keys exist, so from the shared scope alone).
-    func backStepSources(_ kinds: Set<ScopeKind>) throws -> [Source] {
-        func fixed(_ table: String, _ conditions: [String]) -> [Source] {
-            each(table, conditions).map { body in Source { [Body(sql: body)] } }
-        }
-        var sources: [Source] = []
+    /// Where the purchases carrying a key of each shared kind are found: table and key expression. The
+    /// widening looks its keys up there; the planner's early estimate too
+    /// (``IncrementalPlanner/fullBeforeScope(rules:now:forceFull:)``).
+    static let sharedBackSteps: [ScopeKind: [(table: String, key: String)]] = [
+        .userID: [("backend_order", "user_id"), ("credit", "user_id"), ("apple_sighting", "submitted_by_user_id")],
+        .appAccountToken: [
+            ("backend_order", "LOWER(app_account_token)"), ("apple_transaction", "LOWER(app_account_token)"),
+        ],
+        .applicationUsername: [("backend_order", "application_username")],
+        .appTransactionID: [("apple_transaction", "app_transaction_id")],
+    ]
+
+    /// The rows whose transactions ``widen(ruleID:kinds:heldSince:limit:)`` adds: those carrying the shared
+    /// scope's keys of `kinds` (read before the rule's own keys exist, so from the shared scope alone), or with
+    /// `heldSince` the markers whose holders may have changed after that run (``changedHolderKeys(_:since:)``).
+    func backStepBodies(_ kinds: Set<ScopeKind>, heldSince: Int64?) throws -> [Body] {
+        var bodies: [Body] = []
         for kind in ScopeKind.sharedKinds where kinds.contains(kind) {
-            switch kind {
-            case .userID:
-                sources +=
-                    fixed("backend_order", [inScope(.userID, "user_id")])
-                    + fixed("credit", [inScope(.userID, "user_id")])
-                    + fixed("apple_sighting", [inScope(.userID, "submitted_by_user_id")])
-            case .appAccountToken:
-                for table in ["backend_order", "apple_transaction"] {
-                    sources.append(
-                        Source { [self] in
-                            try boundBodies(table: table, where: "LOWER(app_account_token)", inKeysOf: .appAccountToken)
-                        })
-                }
-            case .applicationUsername:
-                sources += fixed("backend_order", [inScope(.applicationUsername, "application_username")])
-            case .appTransactionID:
-                sources += fixed("apple_transaction", [inScope(.appTransactionID, "app_transaction_id")])
-            default:
-                break
+            let lookups = Self.sharedBackSteps[kind] ?? []
+            if let heldSince, ScopeKind.heldKinds.contains(kind) {
+                let keys = try changedHolderKeys(kind, since: heldSince)
+                for (table, key) in lookups { bodies += boundBodies(table: table, where: key, keys: keys) }
+            } else if kind == .appAccountToken {
+                // The expression index on LOWER(app_account_token) serves bound keys only (``boundBodies``).
+                let keys = try sharedKeys(of: kind)
+                for (table, key) in lookups { bodies += boundBodies(table: table, where: key, keys: keys) }
+            } else {
+                for (table, key) in lookups { bodies.append(Body(sql: "\(table) WHERE " + inScope(kind, key))) }
             }
         }
-        return sources
+        return bodies
     }
 }

@@ -325,7 +325,7 @@ import Testing
             return plan.scopes["IAP-012"]?.keys[.creditID]
         }
         #expect(try creditsInScope(newOrderBy: "u-5")?.isSuperset(of: ["c-1", "c-2"]) == true)
-        #expect(try creditsInScope(newOrderBy: "u-1")?.isDisjoint(with: ["c-1", "c-2"]) ?? true)
+        #expect(try (creditsInScope(newOrderBy: "u-1") ?? []).isDisjoint(with: ["c-1", "c-2"]))
     }
 
     @Test func sharedKeysDefaultToEveryKindAndTheCatalogNamesOnlyThoseItsRulesRead() throws {

@@ -175,6 +175,7 @@ import Testing
         ])
     }
 
+    /// A new order (run 2) of `user` for T9, carrying token aaaa-1.
     static func addOrder(_ store: SQLiteStore, _ id: String, user: String) throws {
         var loader = RuleFixtureLoader(database: store.connection)
         try loader.insert(

@@ -58,7 +58,7 @@ import Testing
 
     /// A credit whose token no one owned stops being a gap when a later order of another purchase carries
     /// the token. That order shares only the token with the credit: the shared scope does not hold the
-    /// credit, the coverage line's scope widened by tokens and usernames does.
+    /// credit, the coverage line's scope widened by the tokens and usernames that changed holders does.
     @Test func aCreditWhoseTokenAnotherOrderNowCarriesIsReToldThroughTheWidenedScope() throws {
         let store = try ScopeClosureTests.store([
             (
@@ -73,16 +73,7 @@ import Testing
         let gaps = CoverageGaps(connection: store.database)
         try gaps.replace(with: try store.database.query(CoverageGaps.rowsSQL(scoped: false)), runID: 1)
         #expect(try Self.gaps(store) == ["c-1"])
-        var loader = RuleFixtureLoader(database: store.connection)
-        try loader.insert(
-            view: "orders",
-            rows: [
-                RuleTest.FixtureRow(values: [
-                    "order_id": .text("o-9"), "user_id": .text("u-2"), "transaction_id": .text("T9"),
-                    "app_account_token": .text("aaaa-1"),
-                ])
-            ])
-        try store.database.run("UPDATE backend_order SET last_run_id = 2")
+        try ScopeClosureTests.addOrder(store, "o-9", user: "u-2")
         try ScopeBuilder(database: store.connection).build(sinceRunID: 1, fxChangedFrom: nil)
         #expect(try ScopeClosureTests.scope(store).contains("credit_id:c-1") == false)
         let planner = IncrementalPlanner(store: store, referenceCurrency: "USD", paramOverrides: [:])
