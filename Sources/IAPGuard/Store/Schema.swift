@@ -36,6 +36,7 @@ public enum Schema {
         CoverageGapSchema.migration,
         ScopePassSchema.migration,
         RefundReversalPlanSchema.migration,
+        TokenIndexSchema.migration,
     ]
 
     /// The newest schema version.

@@ -11,7 +11,8 @@ import Testing
             })
     }
 
-    /// A migrated store taken back to version 6 (nothing of migrations 7 and later, then `shape` run), and
+    /// A migrated store taken back to version 6 (nothing of migrations 7 and later, the indexes migration 1
+    /// built and a later one dropped, then `shape` run), and
     /// the indexes the latest schema has.
     static func version6Store(shape: String) throws -> (store: SQLiteStore, latest: Set<String>) {
         let store = try SQLiteStore(path: ":memory:")
@@ -50,6 +51,8 @@ import Testing
                 DROP TABLE coverage_gap;
                 DROP TABLE coverage_state;
                 ALTER TABLE incremental_scope DROP COLUMN pass;
+                CREATE INDEX apple_transaction_token ON apple_transaction (app_account_token);
+                CREATE INDEX backend_order_token ON backend_order (app_account_token);
                 DELETE FROM schema_migration WHERE version > 6;
                 """ + shape)
         #expect(try store.schemaVersion() == 6)
@@ -80,6 +83,22 @@ import Testing
         try store.migrate()
         #expect(try store.schemaVersion() == Schema.latestVersion)
         #expect(try Self.indexes(store) == latest)
+    }
+
+    /// Tokens are compared by their lower case everywhere, so only that is indexed, and a lookup by token
+    /// reads that index.
+    @Test func theTokenIsIndexedByItsLowerCaseOnly() throws {
+        let store = try SQLiteStore(path: ":memory:")
+        try store.migrate()
+        let names = try Self.indexes(store)
+        #expect(names.isSuperset(of: ["apple_transaction_token_lower", "backend_order_token_lower"]))
+        #expect(names.isDisjoint(with: ["apple_transaction_token", "backend_order_token"]))
+        for view in ["transactions", "orders"] {
+            let plan = try store.database.query(
+                "EXPLAIN QUERY PLAN SELECT * FROM \(view) WHERE LOWER(app_account_token) = 'k'"
+            ).compactMap { $0.last?.textValue }.joined(separator: "\n")
+            #expect(plan.contains("_token_lower"), "\(view): \(plan)")
+        }
     }
 
     static func tables(_ store: SQLiteStore) throws -> Set<String> {
