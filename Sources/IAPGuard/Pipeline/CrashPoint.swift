@@ -7,11 +7,12 @@ import Foundation
 #endif
 
 /// A test hook for the crash-safety tests: named checkpoints in the pipeline (after each committed batch,
-/// after each file's state, after each rule, after the report, after the final commit).
+/// after each file's state, after the scope committed ahead of the rule stage, after each rule, after the
+/// report, after the final commit).
 ///
 /// Inert unless the environment asks for it, and then cheap (a counter per stage):
 /// - `IAPGUARD_CRASH_AFTER=<stage>:<n>` sends SIGKILL to the process at the n-th checkpoint of `stage`
-///   (`ingest`, `rules`, `report`, `finish` or `any`), as `kill -9` would;
+///   (`ingest`, `scope`, `rules`, `report`, `finish` or `any`), as `kill -9` would;
 /// - `IAPGUARD_SIGNAL_AFTER=<stage>:<n>[:INT]` sends SIGTERM instead (SIGINT with `:INT`; a clean stop is
 ///   then expected);
 /// - `IAPGUARD_CHECKPOINT_LOG=<file>` appends one line per checkpoint (`stage n`), so a test can count them.

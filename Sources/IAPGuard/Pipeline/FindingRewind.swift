@@ -76,11 +76,10 @@ struct FindingRewind {
         try database.columnNames(of: "finding")
     }
 
-    /// Rewinds every run (other than `currentRunID`) that finished its rule stage and whose window ends
-    /// at or after `until`. Returns the run ids rewound, newest first.
-    @discardableResult
-    func rewind(runsEndingAtOrAfter until: Int64, currentRunID: Int64) throws -> [Int64] {
-        let runs = try database.query(
+    /// The runs ``rewind(runsEndingAtOrAfter:currentRunID:)`` would rewind, newest first, without
+    /// rewinding them.
+    func runsToRewind(endingAtOrAfter until: Int64, currentRunID: Int64) throws -> [Int64] {
+        try database.query(
             """
             SELECT run_id FROM run
             WHERE run_id <> ? AND window_until >= ?
@@ -89,6 +88,13 @@ struct FindingRewind {
             ORDER BY run_id DESC
             """, [.integer(currentRunID), .integer(until)]
         ).compactMap { $0[0].integerValue }
+    }
+
+    /// Rewinds every run (other than `currentRunID`) that finished its rule stage and whose window ends
+    /// at or after `until`. Returns the run ids rewound, newest first.
+    @discardableResult
+    func rewind(runsEndingAtOrAfter until: Int64, currentRunID: Int64) throws -> [Int64] {
+        let runs = try runsToRewind(endingAtOrAfter: until, currentRunID: currentRunID)
         guard !runs.isEmpty else { return [] }
         let columns = try findingColumns()
         let restore =

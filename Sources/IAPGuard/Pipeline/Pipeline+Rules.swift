@@ -26,6 +26,40 @@ extension Pipeline {
         var coverageRefreshed = false
         let rewind = FindingRewind(database: store.connection)
         let runID = summary.runID
+        let engine = RuleEngine(
+            store: store, referenceCurrency: config.referenceCurrency, paramOverrides: config.ruleParams)
+        let planner = IncrementalPlanner(
+            store: store, referenceCurrency: config.referenceCurrency, paramOverrides: config.ruleParams)
+        // Rules without an `incremental:` block always run fully, and so do those whose shared keys the day's
+        // changes already spread too wide: their queries and the store-wide counts start on one reader while
+        // the scope is built on this connection.
+        func startEarlyQueries(forceFull: String?) throws -> [String: String] {
+            let early = try planner.fullBeforeScope(rules: rules, now: window.until, forceFull: forceFull)
+            countQueries = try engine.prefetchFullQueries(
+                of: rules.filter { $0.incremental == nil || early[$0.id] != nil }, now: window.until,
+                since: window.since, readers: 1, extraJobs: Self.storeCountJobs)
+            return early
+        }
+        // Where readers can run queries, the scope is committed in a transaction of its own before the
+        // stage's, so that the scoped queries run on the readers too instead of one by one on this
+        // connection. It is derived data: every plan deletes and rebuilds it, so a run killed after this
+        // commit leaves nothing the next run reads. A window to re-evaluate runs every rule fully: no scope.
+        var prebuilt: (plan: IncrementalPlanner.Plan, seconds: Double)?
+        if !options.fullRebuild, engine.canPrefetch,
+            try rewind.runsToRewind(endingAtOrAfter: window.until, currentRunID: runID).isEmpty
+        {
+            var plan = IncrementalPlanner.Plan()
+            let seconds = try Self.measure {
+                let early = try startEarlyQueries(forceFull: nil)
+                plan = try store.connection.transaction {
+                    try planner.plan(
+                        rules: rules, runID: runID, now: window.until, forceFull: nil, decided: early,
+                        remembersFX: false)
+                }
+            }
+            prebuilt = (plan, seconds)
+            CrashPoint.shared.reached("scope")
+        }
         try store.connection.transaction {
             summary.rewoundRunIDs = try rewind.rewind(runsEndingAtOrAfter: window.until, currentRunID: runID)
             if !summary.rewoundRunIDs.isEmpty {
@@ -34,23 +68,20 @@ extension Pipeline {
                     metadata: ["rewound_run_ids": "\(summary.rewoundRunIDs.map(String.init).joined(separator: ","))"])
             }
             var result = RuleRunResult()
-            let engine = RuleEngine(
-                store: store, referenceCurrency: config.referenceCurrency, paramOverrides: config.ruleParams)
-            let planner = IncrementalPlanner(
-                store: store, referenceCurrency: config.referenceCurrency, paramOverrides: config.ruleParams)
+            let scopeCommitted = prebuilt != nil && summary.rewoundRunIDs.isEmpty
             let rulesSeconds = try Self.measure {
-                let forceFull =
-                    options.fullRebuild
-                    ? "--full-rebuild" : (summary.rewoundRunIDs.isEmpty ? nil : "window re-evaluated")
-                // Rules without an `incremental:` block always run fully, and so do those whose shared keys
-                // the day's changes already spread too wide: their queries and the store-wide counts start on
-                // one reader while the scope is built on this connection.
-                let early = try planner.fullBeforeScope(rules: rules, now: window.until, forceFull: forceFull)
-                countQueries = try engine.prefetchFullQueries(
-                    of: rules.filter { $0.incremental == nil || early[$0.id] != nil }, now: window.until,
-                    since: window.since, readers: 1, extraJobs: Self.storeCountJobs)
-                var plan = try planner.plan(
-                    rules: rules, runID: runID, now: window.until, forceFull: forceFull, decided: early)
+                var plan: IncrementalPlanner.Plan
+                if scopeCommitted, let prebuilt {
+                    plan = prebuilt.plan
+                    try planner.rememberFXRates()
+                } else {
+                    let forceFull =
+                        options.fullRebuild
+                        ? "--full-rebuild" : (summary.rewoundRunIDs.isEmpty ? nil : "window re-evaluated")
+                    let early = try startEarlyQueries(forceFull: forceFull)
+                    plan = try planner.plan(
+                        rules: rules, runID: runID, now: window.until, forceFull: forceFull, decided: early)
+                }
                 engine.scopes = plan.scopes
                 record(plan, into: &summary)
                 if wantsCoverage, plan.sharedScopeSince != nil,
@@ -68,7 +99,8 @@ extension Pipeline {
                     ]
                     : []
                 let fullQueries = try engine.prefetchFullQueries(
-                    of: rules, now: window.until, since: window.since, readers: nil, extraJobs: telling)
+                    of: rules, now: window.until, since: window.since, readers: nil, extraJobs: telling,
+                    scopeCommitted: scopeCommitted)
                 if !telling.isEmpty { coverageQuery = fullQueries }
                 let evaluateSeconds = try Self.measure {
                     result = try evaluate(rules, engine: engine, runID: runID, window: window)
@@ -92,7 +124,7 @@ extension Pipeline {
                     ])
                 try rewind.prune(horizon: config.rewindHorizonDays * 86_400_000, latestUntil: window.until)
             }
-            summary.stageSeconds["rules"] = rulesSeconds
+            summary.stageSeconds["rules"] = rulesSeconds + (prebuilt?.seconds ?? 0)
             for stats in result.stats { summary.ruleModes[stats.ruleID] = stats.mode ?? "full" }
             record(result, rules: rules, failOn: options.failOn, into: &summary)
             CrashPoint.shared.reached("rules")

@@ -77,9 +77,12 @@ public struct IncrementalPlanner {
 
     /// Plans the stage of run `runID` at `now`; `forceFull` (a full rebuild, a rewound window) evaluates
     /// every rule fully, and so are the rules of `decided` (``fullBeforeScope(rules:now:forceFull:)``), with
-    /// their reasons. Runs inside the rule stage's transaction.
+    /// their reasons. Runs inside the rule stage's transaction, or in one of its own before it: then
+    /// `remembersFX` is false and the stage's transaction calls ``rememberFXRates()``, so that the rates count
+    /// as evaluated only once the findings made with them are committed.
     public func plan(
-        rules: [Rule], runID: Int64, now: Int64, forceFull: String?, decided: [String: String] = [:]
+        rules: [Rule], runID: Int64, now: Int64, forceFull: String?, decided: [String: String] = [:],
+        remembersFX: Bool = true
     ) throws -> Plan {
         let start = Date()
         var plan = Plan()
@@ -144,7 +147,7 @@ public struct IncrementalPlanner {
             plan.timeQueriesRun = cache.rows.count
             plan.timeQueriesCached = cache.hits
         }
-        try rememberFXRates()
+        if remembersFX { try rememberFXRates() }
         plan.seconds = Date().timeIntervalSince(start)
         return plan
     }
@@ -458,6 +461,7 @@ public struct IncrementalPlanner {
         return rows.first?.first?.integerValue
     }
 
+    /// Records the FX rates this stage evaluates with, for the next stage's ``fxChangedFrom()``.
     func rememberFXRates() throws {
         try database.run("DELETE FROM fx_rate_seen", [])
         try database.run(

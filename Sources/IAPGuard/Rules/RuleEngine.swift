@@ -36,14 +36,18 @@ public final class RuleEngine {
 
     /// ``prefetchFullQueries(of:now:since:readers:)`` with `extraJobs` (the run's own whole-store reads) run
     /// on the same readers after the rules; the caller takes them from the returned prefetch, which is nil
-    /// when nothing was started.
+    /// when nothing was started. With `scopeCommitted` (the scopes' keys are committed, so readers see them),
+    /// the rules in an incremental scope run their scoped queries there too.
     func prefetchFullQueries(
-        of rules: [Rule], now: Int64, since: Int64?, readers: Int?, extraJobs: [RuleQueryPrefetch.Job]
+        of rules: [Rule], now: Int64, since: Int64?, readers: Int?, extraJobs: [RuleQueryPrefetch.Job],
+        scopeCommitted: Bool = false
     ) throws -> RuleQueryPrefetch? {
-        let cores = ProcessInfo.processInfo.activeProcessorCount
-        let readers = readers ?? (cores > 1 ? min(cores, RuleQueryPrefetch.maxReaders) : 0)
+        let readers = readers ?? Self.defaultReaders
         guard readers >= 1, let sqlite = store as? SQLiteStore, let path = sqlite.readerPath else { return nil }
-        let full = rules.filter { scopes[$0.id] == nil && !prefetchedRuleIDs.contains($0.id) }
+        // A scoped query reads the rule's keys in `incremental_scope`: on a reader only once they are committed.
+        let full = rules.filter {
+            (scopes[$0.id] == nil || scopeCommitted) && !prefetchedRuleIDs.contains($0.id)
+        }
         // Even one: it runs beside the scoped rules, which query on the store's connection.
         guard !full.isEmpty || !extraJobs.isEmpty else { return nil }
         var lastMillis: [String: Double] = [:]
@@ -62,7 +66,7 @@ public final class RuleEngine {
             return x != y ? x > y : a.offset < b.offset
         }.map { _, rule in
             RuleQueryPrefetch.Job(
-                key: rule.id, sql: rule.query,
+                key: rule.id, sql: scopes[rule.id]?.query ?? rule.query,
                 parameters: rule.boundParameters(
                     overrides: paramOverrides[rule.id] ?? [:], now: now, since: since ?? 0,
                     referenceCurrency: referenceCurrency))
@@ -81,6 +85,15 @@ public final class RuleEngine {
         }
         return nil
     }
+
+    /// Reader threads by default: one per core, at most ``RuleQueryPrefetch/maxReaders``; none on one core.
+    static var defaultReaders: Int {
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        return cores > 1 ? min(cores, RuleQueryPrefetch.maxReaders) : 0
+    }
+
+    /// Whether queries can run on readers: a SQLite file in WAL mode, on more than one core.
+    var canPrefetch: Bool { Self.defaultReaders >= 1 && (store as? SQLiteStore)?.readerPath != nil }
 
     /// Whether queries are running ahead (``prefetchFullQueries(of:now:since:readers:)`` started
     /// some).
@@ -198,7 +211,7 @@ public final class RuleEngine {
         // dictionary only while it is turned into its finding.
         var rows = ResultRows()
         do {
-            if scope == nil, let outcome = takePrefetched(rule.id) {
+            if let outcome = takePrefetched(rule.id) {
                 prefetchedMillis = outcome.millis
                 rows = try outcome.rows.get()
             } else {

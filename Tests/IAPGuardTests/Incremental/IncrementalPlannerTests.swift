@@ -256,6 +256,32 @@ import Testing
                 == false)
     }
 
+    /// The pipeline commits the scope before the rule stage (so that readers run the scoped queries): that
+    /// plan leaves the FX rates unseen until the stage's own transaction records them, and the keys a killed
+    /// run left committed are deleted by the next plan, not read.
+    @Test func aPlanCommittedBeforeItsStageLeavesTheRatesUnseenAndItsScopeIsRebuiltByTheNextPlan() throws {
+        let rule = try Self.rule("IAP-001")
+        let store = try Self.store([])
+        let planner = Self.planner(store)
+        _ = try planner.plan(rules: [rule], runID: 1, now: 1000, forceFull: nil)
+        let stats = RuleRunResult.RuleStats(ruleID: rule.id, ruleVersion: rule.version, ruleStatus: rule.status)
+        try planner.record(RuleRunResult(stats: [stats]), rules: [rule], runID: 1, now: 1000)
+        try store.database.run(
+            "INSERT INTO ref_fx_rate (currency, rate_date, per_eur, source) VALUES ('JPY', 500, 160.5, 'test')", [])
+        try store.database.run(
+            "INSERT INTO incremental_scope (rule_id, kind, scope_key) VALUES (?, 'transaction_id', 'left-by-a-kill')",
+            [.text(rule.id)])
+        let plan = try planner.plan(rules: [rule], runID: 2, now: 2000, forceFull: nil, remembersFX: false)
+        #expect(plan.modes[rule.id]?.isIncremental == true)
+        #expect(try planner.fxChangedFrom() == 500)
+        let keys = try store.database.query("SELECT scope_key FROM incremental_scope", []).compactMap {
+            $0[0].textValue
+        }
+        #expect(!keys.contains("left-by-a-kill"))
+        try planner.rememberFXRates()
+        #expect(try planner.fxChangedFrom() == nil)
+    }
+
     @Test func aRuleFollowingSharedKeysIsWidenedOrRunsFullyWhenTooManyPurchasesShareThem() throws {
         let store = try ScopeClosureTests.refundOfT1()
         var planner = Self.planner(store)

@@ -51,6 +51,8 @@ struct CrashSafetyTests {
         while points.count < 14, ingest > 2, chosen.count < ingest {
             add("ingest", Int(generator.next() % UInt64(ingest)) + 1)
         }
+        // Where readers run the rule queries, the scope is committed before the rule stage.
+        add("scope", checkpoints["scope"] ?? 0)
         add("rules", 1)
         add("rules", rules)
         while points.count < 21, rules > 2 { add("rules", Int(generator.next() % UInt64(rules)) + 1) }
@@ -63,6 +65,7 @@ struct CrashSafetyTests {
         let baseline = try Self.baseline.get()
         #expect((baseline.checkpoints["ingest"] ?? 0) >= 10)
         #expect((baseline.checkpoints["rules"] ?? 0) >= 10)
+        #expect(baseline.checkpoints["scope"] == (ProcessInfo.processInfo.activeProcessorCount > 1 ? 1 : nil))
         #expect(baseline.checkpoints["report"] == 1)
         #expect(baseline.checkpoints["finish"] == 1)
         #expect(Self.killPoints(baseline.checkpoints).count >= 20)

@@ -72,6 +72,41 @@ import Testing
         #expect(engine.isPrefetching == (rules.count > incremental.count))
     }
 
+    /// Once the pipeline has committed the scope, the scoped queries run on the readers too: each reader
+    /// runs the rule's scoped query, not its full one, and the findings are those of the scoped queries run
+    /// on the store's connection.
+    @Test func scopedQueriesRunOnReadersOnceTheScopeIsCommitted() throws {
+        let world = try Self.world.get()
+        let now = try #require(TimeParser.rfc3339(PipelineTestWorld.until))
+        let (rules, _) = RuleSet.load(from: Self.rulesFolder)
+        let store = try SQLiteStore(path: world.storePath)
+        let serial = RuleEngine(store: store, referenceCurrency: "USD")
+        let full = try serial.evaluate(rules: rules, runID: 99, now: now)
+        // A rule with hits, scoped to nothing: its scoped query returns no row, its full query some.
+        let scoped = try #require(
+            rules.first { rule in rule.incremental != nil && full.findings.contains { $0.ruleID == rule.id } })
+        let section = try #require(scoped.incremental)
+        let scope = RuleScope(incremental: section, query: "SELECT * FROM (\(scoped.query)) s WHERE 0", keys: [:])
+        serial.scopes[scoped.id] = scope
+        let oneByOne = try serial.evaluate(rules: rules, runID: 99, now: now)
+        let committed = RuleEngine(store: store, referenceCurrency: "USD")
+        committed.scopes[scoped.id] = scope
+        let prefetch = try #require(
+            try committed.prefetchFullQueries(
+                of: rules, now: now, since: nil, readers: 2, extraJobs: [], scopeCommitted: true))
+        #expect(try prefetch.take(scoped.id)?.rows.get().values.isEmpty == true)
+        let readers = RuleEngine(store: store, referenceCurrency: "USD")
+        readers.scopes[scoped.id] = scope
+        _ = try readers.prefetchFullQueries(
+            of: rules, now: now, since: nil, readers: 2, extraJobs: [], scopeCommitted: true)
+        let ahead = try readers.evaluate(rules: rules, runID: 99, now: now)
+        #expect(ahead.findings == oneByOne.findings)
+        #expect(Self.counts(ahead) == Self.counts(oneByOne))
+        for result in [oneByOne, ahead] {
+            #expect(result.stats.first { $0.ruleID == scoped.id }?.mode == "incremental")
+        }
+    }
+
     /// The pipeline starts the rules that always run fully (with its own counts) before it plans, then the
     /// rest: a rule already started is not started again, and extra jobs come back from the prefetch.
     @Test func aRuleStartedAheadIsNotStartedAgainAndExtraJobsAreTakenFromThePrefetch() throws {
