@@ -127,11 +127,21 @@ public struct ScopeBuilder {
     // MARK: Steps
 
     /// Inserts `SELECT expression FROM body` as keys of `kind` (NULLs skipped, duplicates ignored).
+    func insert(_ kind: ScopeKind, _ expression: String, _ body: String, _ parameters: [SQLValue] = []) throws {
+        try insert([(kind, expression)], from: body, parameters)
+    }
+
+    /// Inserts, for each output, `SELECT expression FROM body` as keys of its kind (NULLs skipped, duplicates
+    /// ignored), reading `body`'s rows once: a day's scope looks up tens of thousands of keys per body, and
+    /// one statement per output looked each up again. The same as one statement per output in turn, since no
+    /// output adds keys of the kind `body` selects by (an output of that kind is the key itself).
     ///
     /// The NULL filter is written `COALESCE(k, NULL) IS NOT NULL` on purpose: SQLite pushes a plain
     /// `k IS NOT NULL` into `body` as the range `k > NULL` over an index on the key column and prefers that
     /// range — a read of the whole index — to the lookup `body` asks for (`LOWER(token) IN (scope)`).
-    func insert(_ kind: ScopeKind, _ expression: String, _ body: String, _ parameters: [SQLValue] = []) throws {
+    func insert(_ outputs: [(kind: ScopeKind, expression: String)], from body: String, _ parameters: [SQLValue] = [])
+        throws
+    {
         // While widening, a key the shared scope holds is not repeated under the rule.
         let target = step.target
         let notShared =
@@ -139,16 +149,20 @@ public struct ScopeBuilder {
             ? ""
             : """
 
-            AND NOT EXISTS (SELECT 1 FROM incremental_scope x WHERE x.rule_id = '' AND x.kind = '\(kind.rawValue)'
+            AND NOT EXISTS (SELECT 1 FROM incremental_scope x WHERE x.rule_id = '' AND x.kind = seeds.kind
                             AND x.scope_key = seeds.k)
             """
+        let columns = outputs.enumerated().map { "\($1.expression) AS k\($0)" }.joined(separator: ", ")
+        let arms = outputs.enumerated().map { "SELECT '\($1.kind.rawValue)' AS kind, k\($0) AS k FROM found" }
+            .joined(separator: " UNION ALL ")
         try database.run(
             """
+            WITH found AS MATERIALIZED (SELECT \(columns) FROM \(body))
             INSERT INTO incremental_scope (rule_id, kind, scope_key, pass)
-            SELECT DISTINCT ?, '\(kind.rawValue)', k, \(step.pass) FROM (SELECT \(expression) AS k FROM \(body)) seeds
+            SELECT DISTINCT ?, kind, k, \(step.pass) FROM (\(arms)) seeds
             WHERE COALESCE(k, NULL) IS NOT NULL\(notShared)
             ON CONFLICT (rule_id, kind, scope_key) DO NOTHING
-            """, [.text(target)] + parameters)
+            """, parameters + [.text(target)])
     }
 
     /// The shared scope's keys of `kind`, to be bound (``boundBodies(table:where:keys:)``).
@@ -199,37 +213,42 @@ public struct ScopeBuilder {
     func seed(sinceRunID: Int64, fxChangedFrom: Int64?) throws {
         let run: [SQLValue] = [.integer(sinceRunID)]
         let transactions = "apple_transaction WHERE last_run_id > ?"
-        try insert(.transactionID, "transaction_id", transactions, run)
-        try insert(.originalTransactionID, "original_transaction_id", transactions, run)
-        try insert(.appAccountToken, "LOWER(app_account_token)", transactions, run)
-        try insert(.appTransactionID, "app_transaction_id", transactions, run)
+        try insert(
+            [
+                (.transactionID, "transaction_id"), (.originalTransactionID, "original_transaction_id"),
+                (.appAccountToken, "LOWER(app_account_token)"), (.appTransactionID, "app_transaction_id"),
+            ], from: transactions, run)
         let sightings = "apple_sighting WHERE first_run_id > ?"
-        try insert(.transactionID, "transaction_id", sightings, run)
-        try insert(.originalTransactionID, "original_transaction_id", sightings, run)
-        try insert(.appAccountToken, "LOWER(app_account_token)", sightings, run)
-        try insert(.receiptKey, "receipt_key", sightings, run)
-        try insert(.userID, "submitted_by_user_id", sightings, run)
-        try insert(.orderID, "submitted_order_id", sightings, run)
+        try insert(
+            [
+                (.transactionID, "transaction_id"), (.originalTransactionID, "original_transaction_id"),
+                (.appAccountToken, "LOWER(app_account_token)"), (.receiptKey, "receipt_key"),
+                (.userID, "submitted_by_user_id"), (.orderID, "submitted_order_id"),
+            ], from: sightings, run)
         let orders = "backend_order WHERE last_run_id > ?"
-        try insert(.orderID, "order_id", orders, run)
-        try insert(.userID, "user_id", orders, run)
-        try insert(.transactionID, "transaction_id", orders, run)
-        try insert(.appAccountToken, "LOWER(app_account_token)", orders, run)
-        try insert(.applicationUsername, "application_username", orders, run)
+        try insert(
+            [
+                (.orderID, "order_id"), (.userID, "user_id"), (.transactionID, "transaction_id"),
+                (.appAccountToken, "LOWER(app_account_token)"), (.applicationUsername, "application_username"),
+            ], from: orders, run)
         let credits = "credit WHERE last_run_id > ?"
-        try insert(.creditID, "credit_id", credits, run)
-        try insert(.transactionID, "transaction_id", credits, run)
-        try insert(.orderID, "order_id", credits, run)
-        try insert(.userID, "user_id", credits, run)
+        try insert(
+            [
+                (.creditID, "credit_id"), (.transactionID, "transaction_id"), (.orderID, "order_id"),
+                (.userID, "user_id"),
+            ], from: credits, run)
         let notifications = "notification WHERE first_run_id > ?"
-        try insert(.transactionID, "transaction_id", notifications, run)
-        try insert(.originalTransactionID, "original_transaction_id", notifications, run)
+        try insert(
+            [(.transactionID, "transaction_id"), (.originalTransactionID, "original_transaction_id")],
+            from: notifications, run)
         // A changed account decides its own home country and the owner of its token and username: its
         // purchases and every purchase carrying the token or username follow in step 2.
         let accounts = "user_account WHERE last_run_id > ?"
-        try insert(.userID, "user_id", accounts, run)
-        try insert(.appAccountToken, "LOWER(app_account_token)", accounts, run)
-        try insert(.applicationUsername, "application_username", accounts, run)
+        try insert(
+            [
+                (.userID, "user_id"), (.appAccountToken, "LOWER(app_account_token)"),
+                (.applicationUsername, "application_username"),
+            ], from: accounts, run)
         // What a changed row related to before the change (an order moved to another user, …).
         let fields: [(entity: String, field: String, kind: ScopeKind, lower: Bool)] = [
             ("transaction", "original_transaction_id", .originalTransactionID, false),
@@ -268,22 +287,25 @@ public struct ScopeBuilder {
             self.inScope(kind, expression, addedSinceFirst: addedSinceFirst)
         }
         let transactions = "apple_transaction WHERE " + inScope(.transactionID, "transaction_id")
-        try insert(.originalTransactionID, "original_transaction_id", transactions)
-        try insert(.appAccountToken, "LOWER(app_account_token)", transactions)
-        try insert(.appTransactionID, "app_transaction_id", transactions)
+        try insert(
+            [
+                (.originalTransactionID, "original_transaction_id"), (.appAccountToken, "LOWER(app_account_token)"),
+                (.appTransactionID, "app_transaction_id"),
+            ], from: transactions)
         let sightings = "apple_sighting WHERE " + inScope(.transactionID, "transaction_id")
-        try insert(.originalTransactionID, "original_transaction_id", sightings)
-        try insert(.appAccountToken, "LOWER(app_account_token)", sightings)
-        try insert(.receiptKey, "receipt_key", sightings)
-        try insert(.userID, "submitted_by_user_id", sightings)
-        try insert(.orderID, "submitted_order_id", sightings)
+        try insert(
+            [
+                (.originalTransactionID, "original_transaction_id"), (.appAccountToken, "LOWER(app_account_token)"),
+                (.receiptKey, "receipt_key"), (.userID, "submitted_by_user_id"), (.orderID, "submitted_order_id"),
+            ], from: sightings)
         for orders in each(
             "backend_order", [inScope(.transactionID, "transaction_id"), inScope(.orderID, "order_id")])
         {
-            try insert(.orderID, "order_id", orders)
-            try insert(.userID, "user_id", orders)
-            try insert(.appAccountToken, "LOWER(app_account_token)", orders)
-            try insert(.applicationUsername, "application_username", orders)
+            try insert(
+                [
+                    (.orderID, "order_id"), (.userID, "user_id"), (.appAccountToken, "LOWER(app_account_token)"),
+                    (.applicationUsername, "application_username"),
+                ], from: orders)
         }
         for credits in each(
             "credit",
@@ -292,9 +314,7 @@ public struct ScopeBuilder {
                 inScope(.creditID, "credit_id"),
             ])
         {
-            try insert(.creditID, "credit_id", credits)
-            try insert(.userID, "user_id", credits)
-            try insert(.orderID, "order_id", credits)
+            try insert([(.creditID, "credit_id"), (.userID, "user_id"), (.orderID, "order_id")], from: credits)
         }
     }
 
