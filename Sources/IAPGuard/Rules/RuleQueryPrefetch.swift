@@ -6,8 +6,9 @@ import Foundation
 /// SQLite runs one statement on one core; the rule stage's queries are independent reads of data the
 /// ingest already committed, so they can run side by side. The run's own connection holds the rule stage's
 /// write transaction (rewinds, scopes, findings) meanwhile: in WAL mode readers see the committed data and
-/// never wait for it. Only queries that read committed tables alone may come here: an incremental scope
-/// lives in the open transaction, so scoped rules keep querying on the run's connection.
+/// never wait for it. Only queries that read committed tables alone may come here: scoped rules only when
+/// the pipeline committed their scope before the rule stage (``RuleEngine/prefetchFullQueries(of:now:since:readers:extraJobs:scopeCommitted:)``);
+/// otherwise the scope lives in the open transaction, and they query on the run's connection.
 ///
 /// The longest queries (by their time in the latest run) are started first; ``take(_:)`` waits for one.
 final class RuleQueryPrefetch: @unchecked Sendable {
