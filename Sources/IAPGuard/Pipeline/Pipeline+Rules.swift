@@ -60,6 +60,9 @@ extension Pipeline {
             prebuilt = (plan, seconds)
             CrashPoint.shared.reached("scope")
         }
+        // The ingest's last pages were copied into the file while the scope was built; the readers started
+        // from here read the file, not the WAL.
+        try store.endIngestCheckpoints()
         try store.connection.transaction {
             summary.rewoundRunIDs = try rewind.rewind(runsEndingAtOrAfter: window.until, currentRunID: runID)
             if !summary.rewoundRunIDs.isEmpty {

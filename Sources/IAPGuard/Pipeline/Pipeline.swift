@@ -99,6 +99,7 @@ public struct Pipeline {
     ) throws -> RunSummary {
         let (store, lock, discarded) = try location.openForRun()
         defer { withExtendedLifetime(lock) {} }
+        defer { try? store.endIngestCheckpoints() }
         if discarded {
             logger.warning(
                 "the store's first load was killed while it wrote without a journal: the store was deleted and is loaded again",
@@ -230,8 +231,9 @@ public struct Pipeline {
         }
         let feed = IngestFeed(plans: plans)
         defer { feed.cancel() }
+        // The checkpointer outlives the ingest: the rule stage waits for its last checkpoint once the scope
+        // is built (``endIngestCheckpoints()``), and the run ends it on any other way out (``execute``).
         if !bulkLoad { try store.beginIngestCheckpoints() }
-        defer { try? store.endIngestCheckpoints() }
         for (index, plan) in plans.enumerated() {
             if shouldStop() {
                 summary.stopped = true
@@ -242,7 +244,7 @@ public struct Pipeline {
                 runID: runID, summary: &summary, shouldStop: shouldStop)
             if summary.stopped { break }
         }
-        try store.endIngestCheckpoints()
+        store.requestIngestCheckpoint()
         // Stopped on a signal: the next run goes on with the load and builds them.
         if bulkLoad, !summary.stopped {
             let seconds = try Self.measure { try store.finishBulkLoad() }

@@ -53,6 +53,9 @@ public protocol PurchaseStore: AnyObject {
     /// Moves the checkpoints of the ingest that follows off the writer, when the store has any (SQLite's
     /// WAL). Stores without do nothing.
     func beginIngestCheckpoints() throws
+    /// Asks for a checkpoint of everything committed so far without waiting for it: the run goes on (the
+    /// incremental scope) while the ingest's last pages are copied. Stores without checkpoints do nothing.
+    func requestIngestCheckpoint()
     /// Ends ``beginIngestCheckpoints()``: whatever the ingest committed is checkpointed when it returns.
     func endIngestCheckpoints() throws
 }
@@ -75,6 +78,8 @@ extension PurchaseStore {
     public func commitWriteGroup() throws {}
 
     public func beginIngestCheckpoints() throws {}
+
+    public func requestIngestCheckpoint() {}
 
     public func endIngestCheckpoints() throws {}
 

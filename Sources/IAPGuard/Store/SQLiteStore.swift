@@ -201,6 +201,10 @@ public final class SQLiteStore: SQLBackedStore {
         checkpointer = (started, interval)
     }
 
+    public func requestIngestCheckpoint() {
+        checkpointer?.checkpointer.request()
+    }
+
     /// Waits for a last checkpoint of what the ingest wrote, stops the checkpointer and turns the automatic
     /// checkpoint back on. Readers that start after a complete checkpoint read the file, not the WAL.
     public func endIngestCheckpoints() throws {

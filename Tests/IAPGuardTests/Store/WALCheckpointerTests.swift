@@ -39,6 +39,40 @@ import Testing
         #expect(try file.scalar("SELECT COUNT(*) FROM payload")?.integerValue == 1_200)
     }
 
+    /// The pipeline asks for the ingest's last checkpoint without waiting (``SQLiteStore/requestIngestCheckpoint()``)
+    /// and builds the scope meanwhile: the checkpointer stays on until the rule stage ends it, and ending it
+    /// copies what was written after the request too.
+    @Test func aRequestedCheckpointLeavesTheCheckpointerOnUntilItIsEnded() throws {
+        guard ProcessInfo.processInfo.activeProcessorCount > 1 else { return }
+        let path = BulkLoadIndexTests.scratchStore("checkpoint-request")
+        let copy = path + "-copy.sqlite"
+        defer {
+            BulkLoadIndexTests.removeStore(path)
+            BulkLoadIndexTests.removeStore(copy)
+        }
+        let store = try SQLiteStore(path: path)
+        try store.database.execute("CREATE TABLE payload (id INTEGER PRIMARY KEY, body TEXT NOT NULL)")
+        try store.beginIngestCheckpoints()
+        let body = String(repeating: "y", count: 2_000)
+        func write(_ ids: Range<Int>) throws {
+            try store.database.transaction {
+                for id in ids {
+                    try store.database.run(
+                        "INSERT INTO payload (id, body) VALUES (?, ?)", [.integer(Int64(id)), .text(body)])
+                }
+            }
+        }
+        try write(0..<400)
+        store.requestIngestCheckpoint()
+        #expect(try store.database.scalar("PRAGMA wal_autocheckpoint")?.integerValue == 0)
+        try write(400..<600)
+        try store.endIngestCheckpoints()
+        #expect(try store.database.scalar("PRAGMA wal_autocheckpoint")?.integerValue == 1000)
+        try FileManager.default.copyItem(atPath: path, toPath: copy)
+        let file = try SQLiteDatabase(path: copy, mode: .readOnly)
+        #expect(try file.scalar("SELECT COUNT(*) FROM payload")?.integerValue == 600)
+    }
+
     @Test func aWriterWaitsForTheCheckpointOnceTheWALPassesItsBound() throws {
         let path = BulkLoadIndexTests.scratchStore("checkpoint-bound")
         defer { BulkLoadIndexTests.removeStore(path) }
