@@ -7,8 +7,10 @@ import Testing
 /// when the ingest ends, everything it committed is in the database file and the automatic checkpoint is
 /// back on.
 @Suite struct WALCheckpointerTests {
-    @Test func afterAnIngestTheDatabaseFileAloneHoldsEveryCommittedRow() throws {
-        let path = BulkLoadIndexTests.scratchStore("checkpoint")
+    /// A scratch store with an empty `payload` table, its ingest checkpoints begun; `body` gets the store and
+    /// a function that copies its database file without the WAL and counts the payload rows in the copy.
+    static func withPayloadStore(_ name: String, _ body: (SQLiteStore, () throws -> Int64?) throws -> Void) throws {
+        let path = BulkLoadIndexTests.scratchStore(name)
         let copy = path + "-copy.sqlite"
         defer {
             BulkLoadIndexTests.removeStore(path)
@@ -17,26 +19,34 @@ import Testing
         let store = try SQLiteStore(path: path)
         try store.database.execute("CREATE TABLE payload (id INTEGER PRIMARY KEY, body TEXT NOT NULL)")
         try store.beginIngestCheckpoints()
-        // One core has no other to checkpoint on: the writer keeps its automatic checkpoint.
-        let moved = ProcessInfo.processInfo.activeProcessorCount > 1
-        #expect(try store.database.scalar("PRAGMA wal_autocheckpoint")?.integerValue == (moved ? 0 : 1000))
-        let body = String(repeating: "x", count: 2_000)
-        for group in 0..<6 {
-            try store.beginWriteGroup()
-            for row in 0..<200 {
-                try store.database.run(
-                    "INSERT INTO payload (id, body) VALUES (?, ?)", [.integer(Int64(group * 200 + row)), .text(body)])
-            }
-            try store.commitWriteGroup()
+        try body(store) {
+            try FileManager.default.copyItem(atPath: path, toPath: copy)
+            return try SQLiteDatabase(path: copy, mode: .readOnly).scalar("SELECT COUNT(*) FROM payload")?.integerValue
         }
-        try store.endIngestCheckpoints()
-        #expect(try store.database.scalar("PRAGMA wal_autocheckpoint")?.integerValue == 1000)
-        // The file without its WAL: what a checkpoint had not copied would be missing. (On one core the
-        // automatic checkpoint, at 1,000 pages, has not run yet for these 600 or so.)
-        guard moved else { return }
-        try FileManager.default.copyItem(atPath: path, toPath: copy)
-        let file = try SQLiteDatabase(path: copy, mode: .readOnly)
-        #expect(try file.scalar("SELECT COUNT(*) FROM payload")?.integerValue == 1_200)
+    }
+
+    @Test func afterAnIngestTheDatabaseFileAloneHoldsEveryCommittedRow() throws {
+        try Self.withPayloadStore("checkpoint") { store, rowsInTheFile in
+            // One core has no other to checkpoint on: the writer keeps its automatic checkpoint.
+            let moved = ProcessInfo.processInfo.activeProcessorCount > 1
+            #expect(try store.database.scalar("PRAGMA wal_autocheckpoint")?.integerValue == (moved ? 0 : 1000))
+            let body = String(repeating: "x", count: 2_000)
+            for group in 0..<6 {
+                try store.beginWriteGroup()
+                for row in 0..<200 {
+                    try store.database.run(
+                        "INSERT INTO payload (id, body) VALUES (?, ?)",
+                        [.integer(Int64(group * 200 + row)), .text(body)])
+                }
+                try store.commitWriteGroup()
+            }
+            try store.endIngestCheckpoints()
+            #expect(try store.database.scalar("PRAGMA wal_autocheckpoint")?.integerValue == 1000)
+            // The file without its WAL: what a checkpoint had not copied would be missing. (On one core the
+            // automatic checkpoint, at 1,000 pages, has not run yet for these 600 or so.)
+            guard moved else { return }
+            #expect(try rowsInTheFile() == 1_200)
+        }
     }
 
     /// The pipeline asks for the ingest's last checkpoint without waiting (``SQLiteStore/requestIngestCheckpoint()``)
@@ -44,33 +54,24 @@ import Testing
     /// copies what was written after the request too.
     @Test func aRequestedCheckpointLeavesTheCheckpointerOnUntilItIsEnded() throws {
         guard ProcessInfo.processInfo.activeProcessorCount > 1 else { return }
-        let path = BulkLoadIndexTests.scratchStore("checkpoint-request")
-        let copy = path + "-copy.sqlite"
-        defer {
-            BulkLoadIndexTests.removeStore(path)
-            BulkLoadIndexTests.removeStore(copy)
-        }
-        let store = try SQLiteStore(path: path)
-        try store.database.execute("CREATE TABLE payload (id INTEGER PRIMARY KEY, body TEXT NOT NULL)")
-        try store.beginIngestCheckpoints()
-        let body = String(repeating: "y", count: 2_000)
-        func write(_ ids: Range<Int>) throws {
-            try store.database.transaction {
-                for id in ids {
-                    try store.database.run(
-                        "INSERT INTO payload (id, body) VALUES (?, ?)", [.integer(Int64(id)), .text(body)])
+        try Self.withPayloadStore("checkpoint-request") { store, rowsInTheFile in
+            let body = String(repeating: "y", count: 2_000)
+            func write(_ ids: Range<Int>) throws {
+                try store.database.transaction {
+                    for id in ids {
+                        try store.database.run(
+                            "INSERT INTO payload (id, body) VALUES (?, ?)", [.integer(Int64(id)), .text(body)])
+                    }
                 }
             }
+            try write(0..<400)
+            store.requestIngestCheckpoint()
+            #expect(try store.database.scalar("PRAGMA wal_autocheckpoint")?.integerValue == 0)
+            try write(400..<600)
+            try store.endIngestCheckpoints()
+            #expect(try store.database.scalar("PRAGMA wal_autocheckpoint")?.integerValue == 1000)
+            #expect(try rowsInTheFile() == 600)
         }
-        try write(0..<400)
-        store.requestIngestCheckpoint()
-        #expect(try store.database.scalar("PRAGMA wal_autocheckpoint")?.integerValue == 0)
-        try write(400..<600)
-        try store.endIngestCheckpoints()
-        #expect(try store.database.scalar("PRAGMA wal_autocheckpoint")?.integerValue == 1000)
-        try FileManager.default.copyItem(atPath: path, toPath: copy)
-        let file = try SQLiteDatabase(path: copy, mode: .readOnly)
-        #expect(try file.scalar("SELECT COUNT(*) FROM payload")?.integerValue == 600)
     }
 
     @Test func aWriterWaitsForTheCheckpointOnceTheWALPassesItsBound() throws {
