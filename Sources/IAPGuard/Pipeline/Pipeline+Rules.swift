@@ -61,8 +61,8 @@ extension Pipeline {
             CrashPoint.shared.reached("scope")
         }
         // The ingest's last pages were copied into the file while the scope was built; the readers started
-        // from here read the file, not the WAL.
-        try store.endIngestCheckpoints()
+        // from here read the file, not the WAL. What is left of that copy counts as ingest.
+        summary.stageSeconds["ingest", default: 0] += try Self.measure { try store.endIngestCheckpoints() }
         try store.connection.transaction {
             summary.rewoundRunIDs = try rewind.rewind(runsEndingAtOrAfter: window.until, currentRunID: runID)
             if !summary.rewoundRunIDs.isEmpty {
