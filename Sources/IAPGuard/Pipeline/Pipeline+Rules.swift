@@ -35,7 +35,7 @@ extension Pipeline {
         // the scope is built on this connection.
         func startEarlyQueries(forceFull: String?) throws -> [String: String] {
             let early = try planner.fullBeforeScope(rules: rules, now: window.until, forceFull: forceFull)
-            countQueries = try engine.prefetchFullQueries(
+            countQueries = try engine.prefetchQueries(
                 of: rules.filter { $0.incremental == nil || early[$0.id] != nil }, now: window.until,
                 since: window.since, readers: 1, extraJobs: Self.storeCountJobs)
             return early
@@ -101,7 +101,7 @@ extension Pipeline {
                             key: Self.coverageKey, sql: CoverageGaps.rowsSQL(scoped: false), parameters: [:])
                     ]
                     : []
-                let fullQueries = try engine.prefetchFullQueries(
+                let fullQueries = try engine.prefetchQueries(
                     of: rules, now: window.until, since: window.since, readers: nil, extraJobs: telling,
                     scopeCommitted: scopeCommitted)
                 if !telling.isEmpty { coverageQuery = fullQueries }

@@ -19,8 +19,8 @@ public final class RuleEngine {
     /// one are evaluated fully.
     public var scopes: [String: RuleScope] = [:]
 
-    /// Full-mode queries running ahead on read-only connections
-    /// (``prefetchFullQueries(of:now:since:readers:)``), and the rules they were started for.
+    /// Rule queries running ahead on read-only connections (``prefetchQueries(of:now:since:readers:extraJobs:scopeCommitted:)``),
+    /// and the rules they were started for.
     private var prefetches: [RuleQueryPrefetch] = []
     private var prefetchedRuleIDs: Set<String> = []
 
@@ -31,25 +31,25 @@ public final class RuleEngine {
     /// `readers` overrides the number of reader threads (tests); by default one per core, none on one core.
     /// Rules a call before started are not started again.
     public func prefetchFullQueries(of rules: [Rule], now: Int64, since: Int64?, readers: Int? = nil) throws {
-        _ = try prefetchFullQueries(of: rules, now: now, since: since, readers: readers, extraJobs: [])
+        _ = try prefetchQueries(of: rules, now: now, since: since, readers: readers, extraJobs: [])
     }
 
     /// ``prefetchFullQueries(of:now:since:readers:)`` with `extraJobs` (the run's own whole-store reads) run
     /// on the same readers after the rules; the caller takes them from the returned prefetch, which is nil
     /// when nothing was started. With `scopeCommitted` (the scopes' keys are committed, so readers see them),
     /// the rules in an incremental scope run their scoped queries there too.
-    func prefetchFullQueries(
+    func prefetchQueries(
         of rules: [Rule], now: Int64, since: Int64?, readers: Int?, extraJobs: [RuleQueryPrefetch.Job],
         scopeCommitted: Bool = false
     ) throws -> RuleQueryPrefetch? {
         let readers = readers ?? Self.defaultReaders
         guard readers >= 1, let sqlite = store as? SQLiteStore, let path = sqlite.readerPath else { return nil }
         // A scoped query reads the rule's keys in `incremental_scope`: on a reader only once they are committed.
-        let full = rules.filter {
+        let ahead = rules.filter {
             (scopes[$0.id] == nil || scopeCommitted) && !prefetchedRuleIDs.contains($0.id)
         }
-        // Even one: it runs beside the scoped rules, which query on the store's connection.
-        guard !full.isEmpty || !extraJobs.isEmpty else { return nil }
+        // Even one: it runs beside the findings being made on the store's connection.
+        guard !ahead.isEmpty || !extraJobs.isEmpty else { return nil }
         var lastMillis: [String: Double] = [:]
         for row in try sqlite.database.query(
             "SELECT rule_id, query_millis FROM rule_run WHERE run_id = (SELECT MAX(run_id) FROM rule_run)")
@@ -61,7 +61,7 @@ public final class RuleEngine {
         func cost(_ rule: Rule) -> Double {
             lastMillis.isEmpty ? Double(rule.query.utf8.count) : lastMillis[rule.id] ?? 0
         }
-        let jobs = full.enumerated().sorted { a, b in
+        let jobs = ahead.enumerated().sorted { a, b in
             let (x, y) = (cost(a.element), cost(b.element))
             return x != y ? x > y : a.offset < b.offset
         }.map { _, rule in
@@ -73,7 +73,7 @@ public final class RuleEngine {
         }
         let prefetch = RuleQueryPrefetch(path: path, jobs: jobs + extraJobs, readers: readers)
         prefetches.append(prefetch)
-        prefetchedRuleIDs.formUnion(full.map(\.id))
+        prefetchedRuleIDs.formUnion(ahead.map(\.id))
         return prefetch
     }
 

@@ -7,7 +7,7 @@ import Foundation
 /// ingest already committed, so they can run side by side. The run's own connection holds the rule stage's
 /// write transaction (rewinds, scopes, findings) meanwhile: in WAL mode readers see the committed data and
 /// never wait for it. Only queries that read committed tables alone may come here: scoped rules only when
-/// the pipeline committed their scope before the rule stage (``RuleEngine/prefetchFullQueries(of:now:since:readers:extraJobs:scopeCommitted:)``);
+/// the pipeline committed their scope before the rule stage (``RuleEngine/prefetchQueries(of:now:since:readers:extraJobs:scopeCommitted:)``);
 /// otherwise the scope lives in the open transaction, and they query on the run's connection.
 ///
 /// The longest queries (by their time in the latest run) are started first; ``take(_:)`` waits for one.

@@ -92,12 +92,12 @@ import Testing
         let committed = RuleEngine(store: store, referenceCurrency: "USD")
         committed.scopes[scoped.id] = scope
         let prefetch = try #require(
-            try committed.prefetchFullQueries(
+            try committed.prefetchQueries(
                 of: rules, now: now, since: nil, readers: 2, extraJobs: [], scopeCommitted: true))
         #expect(try prefetch.take(scoped.id)?.rows.get().values.isEmpty == true)
         let readers = RuleEngine(store: store, referenceCurrency: "USD")
         readers.scopes[scoped.id] = scope
-        _ = try readers.prefetchFullQueries(
+        _ = try readers.prefetchQueries(
             of: rules, now: now, since: nil, readers: 2, extraJobs: [], scopeCommitted: true)
         let ahead = try readers.evaluate(rules: rules, runID: 99, now: now)
         #expect(ahead.findings == oneByOne.findings)
@@ -116,11 +116,11 @@ import Testing
         #expect(!full.isEmpty)
         let engine = RuleEngine(store: try SQLiteStore(path: world.storePath), referenceCurrency: "USD")
         let count = RuleQueryPrefetch.Job(key: "count", sql: "SELECT COUNT(*) FROM credits", parameters: [:])
-        let early = try engine.prefetchFullQueries(of: full, now: 0, since: nil, readers: 1, extraJobs: [count])
+        let early = try engine.prefetchQueries(of: full, now: 0, since: nil, readers: 1, extraJobs: [count])
         #expect(try early?.take("count")?.rows.get().values.first?.first?.integerValue ?? -1 > 0)
         // Nothing new: no second prefetch.
-        #expect(try engine.prefetchFullQueries(of: full, now: 0, since: nil, readers: 1, extraJobs: []) == nil)
-        let rest = try engine.prefetchFullQueries(of: rules, now: 0, since: nil, readers: 1, extraJobs: [])
+        #expect(try engine.prefetchQueries(of: full, now: 0, since: nil, readers: 1, extraJobs: []) == nil)
+        let rest = try engine.prefetchQueries(of: rules, now: 0, since: nil, readers: 1, extraJobs: [])
         #expect(rest != nil)
         // The early rules' rows are in the early prefetch only.
         for rule in full { #expect(rest?.take(rule.id) == nil, "\(rule.id) started twice") }
