@@ -87,13 +87,21 @@ extension Pipeline {
                 }
                 engine.scopes = plan.scopes
                 record(plan, into: &summary)
-                if wantsCoverage, plan.sharedScopeSince != nil,
-                    try planner.widen(&plan, id: CoverageGaps.scopeID, kinds: CoverageGaps.sharedKeys, holders: true)
-                {
-                    coverageRefreshed = try CoverageGaps(connection: store.connection).refreshScoped(
-                        scopeSince: plan.sharedScopeSince, runID: runID)
+                if wantsCoverage, plan.sharedScopeSince != nil {
+                    // The rules' queries start on the readers first: the coverage refresh writes on this
+                    // connection, inside this transaction, and no rule reads what it writes.
+                    _ = try engine.prefetchQueries(
+                        of: rules, now: window.until, since: window.since, readers: nil, extraJobs: [],
+                        scopeCommitted: scopeCommitted)
+                    if try planner.widen(
+                        &plan, id: CoverageGaps.scopeID, kinds: CoverageGaps.sharedKeys, holders: true)
+                    {
+                        coverageRefreshed = try CoverageGaps(connection: store.connection).refreshScoped(
+                            scopeSince: plan.sharedScopeSince, runID: runID)
+                    }
                 }
-                // The full-mode queries run side by side on read-only connections while findings are made.
+                // The full-mode queries run side by side on read-only connections while findings are made
+                // (those not started above).
                 let telling =
                     wantsCoverage && !coverageRefreshed
                     ? [
