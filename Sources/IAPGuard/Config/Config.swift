@@ -78,6 +78,13 @@ public struct Config: Sendable {
     public var rewindHorizonDays: Int64 = 30
     /// SHA-256 of the config file's bytes, recorded with every run.
     public var hash: String
+    /// What ingest reads from the config, hashed (``ingestFingerprint(sources:trust:trustAppleRoot:apps:)``):
+    /// an input file is skipped as unchanged only when it was read under the same. Empty when the config was
+    /// not built from YAML: ``hash`` stands in.
+    public var ingestHash: String = ""
+
+    /// The hash input files are recorded under: ``ingestHash``, else ``hash``.
+    public var fileStateHash: String { ingestHash.isEmpty ? hash : ingestHash }
 
     static let topLevelKeys: Set<String> = [
         "store", "rules", "reports", "reference_currency", "fx_rates", "trust", "trust_apple_root", "apps", "testers",
@@ -214,6 +221,8 @@ public struct Config: Sendable {
         config.rewindHorizonDays = horizon
         config.appStoreAPI = try reader.appStoreAPI(top["app_store_api"], apps: apps)
         config.fxFetch = try reader.fxFetch(top["fx"])
+        config.ingestHash = ingestFingerprint(
+            sources: top["sources"], trust: trust, trustAppleRoot: trustApple, apps: apps)
         return config
     }
 

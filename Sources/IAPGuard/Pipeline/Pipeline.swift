@@ -218,7 +218,7 @@ public struct Pipeline {
         var planFailures: [(any Error)?] = []
         for source in config.sources {
             var ingestor = SourceIngestor(
-                source: source, verifier: verifier, configHash: config.hash, batchSize: options.batchSize)
+                source: source, verifier: verifier, configHash: config.fileStateHash, batchSize: options.batchSize)
             ingestor.prefetch = prefetch
             do {
                 plans.append(try ingestor.plan(store: store, skipUnchanged: !options.fullRebuild))
@@ -266,7 +266,7 @@ public struct Pipeline {
         guard cores > 1 else { return nil }
         var jobs: [FileStatePrefetch.Job] = []
         for source in config.sources {
-            let ingestor = SourceIngestor(source: source, verifier: verifier, configHash: config.hash)
+            let ingestor = SourceIngestor(source: source, verifier: verifier, configHash: config.fileStateHash)
             jobs += (try? ingestor.prefetchJobs(store: store, skipUnchanged: !options.fullRebuild)) ?? []
         }
         guard jobs.count > 1 else { return nil }

@@ -19,6 +19,41 @@ import Testing
         #expect(config.apps[0].products[0].price == 1990)
     }
 
+    @Test func theIngestHashFollowsTheSourcesTrustAndAppsButNotWhatOnlyTheRulesRead() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ingest-hash-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let configFile = folder.appendingPathComponent("iapguard.yml")
+        try Data([1, 2, 3]).write(to: folder.appendingPathComponent("root.der"))
+        func hash(
+            _ extra: String = "", app: String = "{bundle_id: com.example, environments: [Production]}",
+            path: String = "data/orders.csv"
+        ) throws -> String {
+            try Config.parse(
+                """
+                apps: [\(app)]
+                trust: [root.der]
+                sources: [{name: o, kind: orders, format: csv, path: \(path)}]
+                \(extra)
+                """, file: configFile
+            ).ingestHash
+        }
+        let base = try hash()
+        #expect(!base.isEmpty)
+        // What the rules read: their parameters, testers, the catalog, the reports folder, comments.
+        let tuned = try hash(
+            "rule_params: {IAP-014: {grace_hours: 48}}\ntesters: [u-1]\nreports: elsewhere\n# tuned",
+            app: "{bundle_id: com.example, environments: [Production], products: [{product_id: p, units: 1}]}")
+        #expect(tuned == base)
+        // What ingest reads: the sources, the apps' identities and environments, the trusted roots' bytes.
+        #expect(try hash(app: "{bundle_id: com.example, environments: [Production, Sandbox]}") != base)
+        #expect(try hash(app: "{bundle_id: com.example.other, environments: [Production]}") != base)
+        #expect(try hash("trust_apple_root: false") != base)
+        #expect(try hash(path: "data/other.csv") != base)
+        try Data([1, 2, 4]).write(to: folder.appendingPathComponent("root.der"))
+        #expect(try hash() != base)
+    }
+
     @Test func anUnknownKeyIsAnErrorNamingIt() {
         #expect {
             try Config.parse("apps: [{bundle_id: a, enviroments: [Sandbox]}]", file: file)

@@ -59,6 +59,32 @@ import Testing
         #expect(third.sources.allSatisfy { $0.counts.filesSkipped == 1 })
     }
 
+    /// An analyst's edit of what the rules read leaves the next run skipping the unchanged input files; an
+    /// edit of what ingest reads (an app's environments) makes it read them again.
+    @Test func onlyAConfigEditThatIngestReadsMakesTheNextRunReadUnchangedFilesAgain() throws {
+        let world = try IngestTestWorld()
+        try world.copyFixture("ingest/receipts.jsonl", as: "receipts.jsonl")
+        try world.copyFixture("ingest/orders.csv", as: "orders.csv")
+        let sources = [
+            "{name: r, kind: receipts, path: data/receipts.jsonl}",
+            "{name: o, kind: orders, format: csv, path: data/orders.csv}",
+        ]
+        let config = try world.config(sources: sources)
+        _ = try world.run(config)
+        let text = try String(contentsOf: config.file, encoding: .utf8)
+        let edited =
+            text.replacingOccurrences(of: "price: \"4.99\"", with: "price: \"5.99\"")
+            + "\nrule_params: {IAP-014: {grace_hours: 48}}\ntesters: [u-9]\n"
+        try edited.write(to: config.file, atomically: true, encoding: .utf8)
+        let tuned = try Config.load(from: config.file)
+        #expect(tuned.hash != config.hash)
+        let second = try world.run(tuned)
+        #expect(second.sources.allSatisfy { $0.counts.filesSkipped == 1 && $0.counts.records == 0 })
+        let narrowed = try world.config(sources: sources, environments: "[Production]")
+        let third = try world.run(narrowed)
+        #expect(third.sources.allSatisfy { $0.counts.filesSkipped == 0 && $0.counts.records > 0 })
+    }
+
     @Test func aLaterRefundUpdatesTheOrderAndKeepsWhatChanged() throws {
         let world = try IngestTestWorld()
         try world.write(
