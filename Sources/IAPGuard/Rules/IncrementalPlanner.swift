@@ -104,13 +104,12 @@ public struct IncrementalPlanner {
         if let since = candidates.map(\.1.runID).min() {
             let builder = ScopeBuilder(database: database)
             var mark = Date()
-            plan.sharedScope = try builder.build(sinceRunID: since, fxChangedFrom: fxFrom)
+            // The keys as written: the same as ``RuleScope/loadShared(from:)`` would read back.
+            let shared = try builder.buildShared(sinceRunID: since, fxChangedFrom: fxFrom)
+            plan.sharedScope = shared.mapValues(\.count)
             plan.sharedScopeSince = since
             plan.sharedScopeSeconds = Date().timeIntervalSince(mark)
             var cache = TimeQueryCache()
-            mark = Date()
-            let shared = try RuleScope.loadShared(from: database)
-            plan.scopeLoadSeconds += Date().timeIntervalSince(mark)
             for (rule, state) in candidates {
                 do {
                     mark = Date()

@@ -1,9 +1,9 @@
 import Foundation
 
-/// Computes the shared dirty scope of an incremental rule stage in SQL, into `incremental_scope` (rule_id
-/// `''`), on any SQL-backed store (plain `INSERT … SELECT`; no temporary tables or engine-only functions).
-/// Every statement is an index lookup (`ScopePlanTests`); lookups by `LOWER(app_account_token)` bind the
-/// scoped tokens as a parameter list, the one form SQLite uses that expression index for.
+/// Computes the shared dirty scope of an incremental rule stage into `incremental_scope` (rule_id `''`), on
+/// any SQL-backed store (plain SQL; no temporary tables or engine-only functions). Every statement is an
+/// index lookup (`ScopePlanTests`); lookups by `LOWER(app_account_token)` bind the scoped tokens as a
+/// parameter list, the one form SQLite uses that expression index for.
 ///
 /// Seeds are the keys of every row changed after run `sinceRunID` — transactions, orders, credits and
 /// accounts whose `last_run_id` is later, sightings and notifications whose `first_run_id` is later, and the old
@@ -19,6 +19,8 @@ import Foundation
 /// 3. fan out again as in 1, from the keys added since step 1 started: every lookup is one key at a time,
 ///    so what the keys step 1 started with lead to is in the scope already.
 ///
+/// The closure is computed in memory (``ScopeClosure``) and the table written once, in key order.
+///
 /// So a new refund for transaction T scopes T, its original id, the users credited for it and the owners
 /// of its orders (step 1), the other purchases of its original id (step 2) and their orders and credits
 /// (step 3).
@@ -28,15 +30,13 @@ import Foundation
 /// history, and a day's purchases touch a seventh of the users. A rule whose result for one purchase can
 /// change with another purchase sharing such a key declares the kinds (`incremental.shared_keys`);
 /// ``widen(ruleID:kinds:limit:)`` then adds, under the rule's own id, the purchases carrying the scope's keys
-/// of those kinds and fans out from them.
+/// of those kinds and fans out from them, in SQL (`INSERT … SELECT`).
 public struct ScopeBuilder {
     public let database: any SQLExecutor
-    /// The step keys are added by: 0 while seeding, 1 in the closure (migration 21's `pass`); and the rule
-    /// id keys are written under (`''`, the shared scope, but while widening for a rule).
+    /// The rule id a widening writes its keys under.
     private let step = Step()
 
     private final class Step {
-        var pass = 0
         var target = ""
     }
 
@@ -48,15 +48,38 @@ public struct ScopeBuilder {
     /// the number of keys by kind.
     @discardableResult
     public func build(sinceRunID: Int64, fxChangedFrom: Int64?) throws -> [ScopeKind: Int] {
+        try buildShared(sinceRunID: sinceRunID, fxChangedFrom: fxChangedFrom).mapValues(\.count)
+    }
+
+    /// ``build(sinceRunID:fxChangedFrom:)``, returning the keys written, by kind (what
+    /// ``RuleScope/loadShared(from:)`` would read back).
+    public func buildShared(sinceRunID: Int64, fxChangedFrom: Int64?) throws -> [ScopeKind: Set<String>] {
         try database.run("DELETE FROM incremental_scope", [])
-        step.pass = 0
-        defer { step.pass = 0 }
-        try seed(sinceRunID: sinceRunID, fxChangedFrom: fxChangedFrom)
-        step.pass = 1
-        try fanOut()
-        try backToTransactions()
-        try fanOut(addedSinceFirst: true)
-        return try counts()
+        var closure = ScopeClosure(database: database)
+        try closure.build(sinceRunID: sinceRunID, fxChangedFrom: fxChangedFrom)
+        try write(closure.keys)
+        return closure.sets
+    }
+
+    /// Inserts the shared scope's keys in key order, many rows per statement.
+    private func write(_ keys: [ScopeKind: [String: Int]]) throws {
+        var rows: [SQLValue] = []
+        for kind in keys.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
+            guard let passes = keys[kind] else { continue }
+            for (key, pass) in passes.sorted(by: { $0.key < $1.key }) {
+                rows += [.text(kind.rawValue), .text(key), .integer(Int64(pass))]
+            }
+        }
+        let perRow = 3
+        var start = 0
+        while start < rows.count {
+            let end = min(start + Self.keysPerStatement * perRow, rows.count)
+            let values = Array(repeating: "('', ?, ?, ?)", count: (end - start) / perRow).joined(separator: ", ")
+            try database.run(
+                "INSERT INTO incremental_scope (rule_id, kind, scope_key, pass) VALUES \(values)",
+                Array(rows[start..<end]))
+            start = end
+        }
     }
 
     /// Adds to rule `ruleID`'s own scope the purchases carrying the shared scope's keys of `kinds` (a
@@ -80,14 +103,10 @@ public struct ScopeBuilder {
             rows += Int(counted.first?.first?.integerValue ?? 0)
             if rows >= limit { return false }
         }
-        step.pass = 1
         step.target = ruleID
-        defer {
-            step.pass = 0
-            step.target = ""
-        }
+        defer { step.target = "" }
         for body in bodies { try insert(.transactionID, "transaction_id", body.sql, body.parameters) }
-        try fanOut(addedSinceFirst: true)
+        try fanOutFromAdded()
         return true
     }
 
@@ -126,13 +145,14 @@ public struct ScopeBuilder {
 
     // MARK: Steps
 
-    /// Inserts `SELECT expression FROM body` as keys of `kind` (NULLs skipped, duplicates ignored).
+    /// Inserts `SELECT expression FROM body` as keys of `kind` under the rule being widened, with pass 1 (NULLs
+    /// skipped, duplicates ignored).
     func insert(_ kind: ScopeKind, _ expression: String, _ body: String, _ parameters: [SQLValue] = []) throws {
         try insert([(kind, expression)], from: body, parameters)
     }
 
-    /// Inserts, for each output, `SELECT expression FROM body` as keys of its kind (NULLs skipped, duplicates
-    /// ignored), reading `body`'s rows once: a day's scope looks up tens of thousands of keys per body, and
+    /// Inserts, for each output, `SELECT expression FROM body` as keys of its kind under the rule being widened,
+    /// with pass 1 (NULLs skipped, duplicates ignored), reading `body`'s rows once: a day's scope looks up tens of thousands of keys per body, and
     /// one statement per output looked each up again. The same as one statement per output in turn, since no
     /// output adds keys of the kind `body` selects by (an output of that kind is the key itself).
     ///
@@ -159,7 +179,7 @@ public struct ScopeBuilder {
             """
             WITH found AS MATERIALIZED (SELECT \(columns) FROM \(body))
             INSERT INTO incremental_scope (rule_id, kind, scope_key, pass)
-            SELECT DISTINCT ?, kind, k, \(step.pass) FROM (\(arms)) seeds
+            SELECT DISTINCT ?, kind, k, 1 FROM (\(arms)) seeds
             WHERE COALESCE(k, NULL) IS NOT NULL\(notShared)
             ON CONFLICT (rule_id, kind, scope_key) DO NOTHING
             """, parameters + [.text(target)])
@@ -210,124 +230,13 @@ public struct ScopeBuilder {
             + (addedSinceFirst ? " AND pass >= 1)" : ")")
     }
 
-    func seed(sinceRunID: Int64, fxChangedFrom: Int64?) throws {
-        let run: [SQLValue] = [.integer(sinceRunID)]
-        let transactions = "apple_transaction WHERE last_run_id > ?"
-        try insert(
-            [
-                (.transactionID, "transaction_id"), (.originalTransactionID, "original_transaction_id"),
-                (.appAccountToken, "LOWER(app_account_token)"), (.appTransactionID, "app_transaction_id"),
-            ], from: transactions, run)
-        let sightings = "apple_sighting WHERE first_run_id > ?"
-        try insert(
-            [
-                (.transactionID, "transaction_id"), (.originalTransactionID, "original_transaction_id"),
-                (.appAccountToken, "LOWER(app_account_token)"), (.receiptKey, "receipt_key"),
-                (.userID, "submitted_by_user_id"), (.orderID, "submitted_order_id"),
-            ], from: sightings, run)
-        let orders = "backend_order WHERE last_run_id > ?"
-        try insert(
-            [
-                (.orderID, "order_id"), (.userID, "user_id"), (.transactionID, "transaction_id"),
-                (.appAccountToken, "LOWER(app_account_token)"), (.applicationUsername, "application_username"),
-            ], from: orders, run)
-        let credits = "credit WHERE last_run_id > ?"
-        try insert(
-            [
-                (.creditID, "credit_id"), (.transactionID, "transaction_id"), (.orderID, "order_id"),
-                (.userID, "user_id"),
-            ], from: credits, run)
-        let notifications = "notification WHERE first_run_id > ?"
-        try insert(
-            [(.transactionID, "transaction_id"), (.originalTransactionID, "original_transaction_id")],
-            from: notifications, run)
-        // A changed account decides its own home country and the owner of its token and username: its
-        // purchases and every purchase carrying the token or username follow in step 2.
-        let accounts = "user_account WHERE last_run_id > ?"
-        try insert(
-            [
-                (.userID, "user_id"), (.appAccountToken, "LOWER(app_account_token)"),
-                (.applicationUsername, "application_username"),
-            ], from: accounts, run)
-        // What a changed row related to before the change (an order moved to another user, …).
-        let fields: [(entity: String, field: String, kind: ScopeKind, lower: Bool)] = [
-            ("transaction", "original_transaction_id", .originalTransactionID, false),
-            ("transaction", "app_account_token", .appAccountToken, true),
-            ("transaction", "app_transaction_id", .appTransactionID, false),
-            ("order", "user_id", .userID, false), ("order", "transaction_id", .transactionID, false),
-            ("order", "app_account_token", .appAccountToken, true),
-            ("order", "application_username", .applicationUsername, false),
-            ("credit", "transaction_id", .transactionID, false), ("credit", "order_id", .orderID, false),
-            ("credit", "user_id", .userID, false),
-            ("user", "app_account_token", .appAccountToken, true),
-            ("user", "application_username", .applicationUsername, false),
-        ]
-        for entry in fields {
+    /// Step 3 while widening (``ScopeClosure/fanOut``): from the keys added for the rule.
+    func fanOutFromAdded() throws {
+        for lookup in ScopeClosure.fanOut {
             try insert(
-                entry.kind, entry.lower ? "LOWER(old_value)" : "old_value",
-                "change_log WHERE run_id > ? AND entity = ? AND field = ?",
-                run + [.text(entry.entity), .text(entry.field)])
+                lookup.outputs,
+                from: "\(lookup.table) WHERE " + inScope(lookup.by, lookup.column, addedSinceFirst: true))
         }
-        if let from = fxChangedFrom {
-            try insert(.transactionID, "transaction_id", "apple_transaction WHERE purchase_date >= ?", [.integer(from)])
-            try insert(.creditID, "credit_id", "credit WHERE credited_at >= ?", [.integer(from)])
-            try insert(.transactionID, "transaction_id", "credit WHERE credited_at >= ?", [.integer(from)])
-        }
-    }
-
-    /// `table WHERE condition` for each condition: one statement each, so each can use its own index (an `OR`
-    /// of `IN` lookups on different columns would scan the table).
-    func each(_ table: String, _ conditions: [String]) -> [String] {
-        conditions.map { "\(table) WHERE \($0)" }
-    }
-
-    /// Step 1 (and 3, with `addedSinceFirst`: from the keys added since step 1 started).
-    func fanOut(addedSinceFirst: Bool = false) throws {
-        func inScope(_ kind: ScopeKind, _ expression: String) -> String {
-            self.inScope(kind, expression, addedSinceFirst: addedSinceFirst)
-        }
-        let transactions = "apple_transaction WHERE " + inScope(.transactionID, "transaction_id")
-        try insert(
-            [
-                (.originalTransactionID, "original_transaction_id"), (.appAccountToken, "LOWER(app_account_token)"),
-                (.appTransactionID, "app_transaction_id"),
-            ], from: transactions)
-        let sightings = "apple_sighting WHERE " + inScope(.transactionID, "transaction_id")
-        try insert(
-            [
-                (.originalTransactionID, "original_transaction_id"), (.appAccountToken, "LOWER(app_account_token)"),
-                (.receiptKey, "receipt_key"), (.userID, "submitted_by_user_id"), (.orderID, "submitted_order_id"),
-            ], from: sightings)
-        for orders in each(
-            "backend_order", [inScope(.transactionID, "transaction_id"), inScope(.orderID, "order_id")])
-        {
-            try insert(
-                [
-                    (.orderID, "order_id"), (.userID, "user_id"), (.appAccountToken, "LOWER(app_account_token)"),
-                    (.applicationUsername, "application_username"),
-                ], from: orders)
-        }
-        for credits in each(
-            "credit",
-            [
-                inScope(.transactionID, "transaction_id"), inScope(.orderID, "order_id"),
-                inScope(.creditID, "credit_id"),
-            ])
-        {
-            try insert([(.creditID, "credit_id"), (.userID, "user_id"), (.orderID, "order_id")], from: credits)
-        }
-    }
-
-    /// Step 2: the transactions of scoped orders, credits, original ids and receipts.
-    func backToTransactions() throws {
-        let sources =
-            each("backend_order", [inScope(.orderID, "order_id")])
-            + each("credit", [inScope(.creditID, "credit_id"), inScope(.orderID, "order_id")])
-            + each("apple_transaction", [inScope(.originalTransactionID, "original_transaction_id")])
-            + each(
-                "apple_sighting",
-                [inScope(.receiptKey, "receipt_key"), inScope(.originalTransactionID, "original_transaction_id")])
-        for source in sources { try insert(.transactionID, "transaction_id", source) }
     }
 
     /// The markers of `kind` (a token, lower-cased, or a username) whose holders — the user ids of the

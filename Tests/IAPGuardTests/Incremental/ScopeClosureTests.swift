@@ -108,6 +108,47 @@ import Testing
         #expect(counts[.transactionID] == 1)
     }
 
+    @Test func aNewRefundScopesTheOtherPurchasesOfItsOriginalWithTheirOrdersAndCredits() throws {
+        let store = try Self.refundOfT1()
+        var loader = RuleFixtureLoader(database: store.connection)
+        try loader.insert(
+            view: "transactions",
+            rows: [
+                RuleTest.FixtureRow(values: [
+                    "transaction_id": .text("T4"), "original_transaction_id": .text("O1"),
+                ])
+            ])
+        try loader.insert(
+            view: "orders",
+            rows: [
+                RuleTest.FixtureRow(values: [
+                    "order_id": .text("o-4"), "user_id": .text("u-4"), "transaction_id": .text("T4"),
+                ])
+            ])
+        try loader.insert(
+            view: "credits",
+            rows: [
+                RuleTest.FixtureRow(values: [
+                    "credit_id": .text("c-5"), "transaction_id": .text("T4"), "user_id": .text("u-5"),
+                ])
+            ])
+        let builder = ScopeBuilder(database: store.connection)
+        let built = try builder.buildShared(sinceRunID: 1, fxChangedFrom: nil)
+        // T4 shares T1's original id (step 2); its order, owner, credit and credited user follow (step 3).
+        let passes = Dictionary(
+            uniqueKeysWithValues: try store.database.query(
+                "SELECT kind || ':' || scope_key, pass FROM incremental_scope WHERE rule_id = ''"
+            ).map { ($0[0].textValue ?? "", $0[1].integerValue ?? -1) })
+        for expected in ["transaction_id:T4", "order_id:o-4", "user_id:u-4", "credit_id:c-5", "user_id:u-5"] {
+            #expect(passes[expected] == 1, "\(expected) added by the closure: \(passes[expected] ?? -1)")
+        }
+        // The refund names T1 alone: T1 seeds the scope, its original id comes from the closure.
+        #expect(passes["transaction_id:T1"] == 0)
+        #expect(passes["original_transaction_id:O1"] == 1)
+        // What the planner is handed is what the rules' scope reads back.
+        #expect(try RuleScope.loadShared(from: store.connection) == built)
+    }
+
     @Test func aRuleFollowingUsersGetsTheirOtherPurchasesInItsOwnScope() throws {
         let store = try Self.refundOfT1()
         let builder = ScopeBuilder(database: store.connection)

@@ -21,7 +21,7 @@ import Testing
             return try base.run(sql, parameters)
         }
         func query(_ sql: String, _ parameters: [SQLValue]) throws -> [[SQLValue]] {
-            if sql.contains(") probe") { statements.append((sql, parameters)) }
+            statements.append((sql, parameters))
             return try base.query(sql, parameters)
         }
         func query(
@@ -190,21 +190,35 @@ import Testing
 
     @Test(arguments: [nil, Int64(1_700_000_000_000)])
     func everyScopeStatementIsAnIndexLookup(fxChangedFrom: Int64?) throws {
-        // A changed transaction with an app account token, so the statements keyed by tokens run too.
+        // A changed transaction with an app account token and a receipt, so that every lookup has keys to run
+        // with (the closure runs none for a kind it holds no keys of).
         let store = try ScopeClosureTests.world()
+        var loader = RuleFixtureLoader(database: store.connection)
+        try loader.insert(
+            view: "sightings",
+            rows: [
+                RuleTest.FixtureRow(values: [
+                    "transaction_id": .text("T1"), "original_transaction_id": .text("O1"),
+                    "receipt_key": .text("R1"), "submitted_by_user_id": .text("u-1"),
+                ])
+            ])
         try store.database.run("UPDATE apple_transaction SET last_run_id = 2 WHERE transaction_id = 'T1'")
         let recorder = RecordingExecutor(store.database)
         let builder = ScopeBuilder(database: recorder)
         try builder.build(sinceRunID: 1, fxChangedFrom: fxChangedFrom)
         // And a rule's widening by every shared kind, with its row-count probes.
         #expect(try builder.widen(ruleID: "R", kinds: Set(ScopeKind.sharedKinds), limit: 1_000))
-        let inserts = recorder.statements.filter {
-            $0.sql.contains("INSERT INTO incremental_scope") || $0.sql.contains(") probe")
+        // The closure's reads (`SELECT … WHERE k IN (?, …)`), the widening's inserts and row-count probes.
+        let statements = recorder.statements.filter { statement in
+            Self.storeTables.contains { statement.sql.contains(" FROM \($0) WHERE ") }
         }
-        #expect(inserts.count >= 50)
-        #expect(inserts.contains { $0.sql.contains("LOWER(app_account_token) IN (?)") })
-        #expect(inserts.contains { $0.sql.contains("LIMIT ?) probe") })
-        for statement in inserts {
+        #expect(statements.count >= 40)
+        #expect(
+            statements.contains { $0.sql.contains("SELECT transaction_id FROM apple_sighting WHERE receipt_key IN (?") }
+        )
+        #expect(statements.contains { $0.sql.contains("LOWER(app_account_token) IN (?)") })
+        #expect(statements.contains { $0.sql.contains("LIMIT ?) probe") })
+        for statement in statements {
             let plan = try store.database.query("EXPLAIN QUERY PLAN " + statement.sql, statement.parameters)
                 .compactMap { $0.last?.textValue }
             let scans = plan.filter { !Self.isLookup($0) }
