@@ -63,21 +63,25 @@ public struct ScopeBuilder {
 
     /// Inserts the shared scope's keys in key order, many rows per statement.
     private func write(_ keys: [ScopeKind: [String: Int]]) throws {
-        var rows: [SQLValue] = []
+        var rows: [(kind: String, key: String, pass: Int)] = []
+        rows.reserveCapacity(keys.values.reduce(0) { $0 + $1.count })
         for kind in keys.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
             guard let passes = keys[kind] else { continue }
-            for (key, pass) in passes.sorted(by: { $0.key < $1.key }) {
-                rows += [.text(kind.rawValue), .text(key), .integer(Int64(pass))]
-            }
+            for key in passes.keys.sorted() { rows.append((kind.rawValue, key, passes[key] ?? 0)) }
         }
-        let perRow = 3
         var start = 0
         while start < rows.count {
-            let end = min(start + Self.keysPerStatement * perRow, rows.count)
-            let values = Array(repeating: "('', ?, ?, ?)", count: (end - start) / perRow).joined(separator: ", ")
+            let end = min(start + Self.keysPerStatement, rows.count)
+            var parameters: [SQLValue] = []
+            parameters.reserveCapacity(3 * (end - start))
+            for row in rows[start..<end] {
+                parameters.append(.text(row.kind))
+                parameters.append(.text(row.key))
+                parameters.append(.integer(Int64(row.pass)))
+            }
+            let values = Array(repeating: "('', ?, ?, ?)", count: end - start).joined(separator: ", ")
             try database.run(
-                "INSERT INTO incremental_scope (rule_id, kind, scope_key, pass) VALUES \(values)",
-                Array(rows[start..<end]))
+                "INSERT INTO incremental_scope (rule_id, kind, scope_key, pass) VALUES \(values)", parameters)
             start = end
         }
     }
@@ -234,7 +238,7 @@ public struct ScopeBuilder {
     func fanOutFromAdded() throws {
         for lookup in ScopeClosure.fanOut {
             try insert(
-                lookup.outputs,
+                lookup.outputColumns,
                 from: "\(lookup.table) WHERE " + inScope(lookup.by, lookup.column, addedSinceFirst: true))
         }
     }

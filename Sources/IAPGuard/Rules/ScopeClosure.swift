@@ -8,12 +8,19 @@
 /// the lookups need). The result is the same key for key: the lookups run in the same order, and each reads
 /// the keys as they stood when it started, as a statement reads its table.
 struct ScopeClosure {
-    /// One lookup: the rows of `table` whose `column` holds a key of kind `by`, and the keys they add.
+    /// One lookup: the rows of `table` whose column of kind `by` holds a scoped key, and the kinds of keys
+    /// they add (columns from ``shapes``).
     struct Lookup {
         var table: String
         var by: ScopeKind
-        var column: String
-        var outputs: [(kind: ScopeKind, expression: String)]
+        var outputs: [ScopeKind]
+
+        /// The column looked up by.
+        var column: String { ScopeClosure.expression(table, by) }
+        /// The outputs with their columns.
+        var outputColumns: [(kind: ScopeKind, expression: String)] {
+            outputs.map { ($0, ScopeClosure.expression(table, $0)) }
+        }
     }
 
     /// The keys so far, by kind, each with the step that first added it: 0 while seeding, 1 in the closure
@@ -21,6 +28,18 @@ struct ScopeClosure {
     private(set) var keys: [ScopeKind: [String: Int]] = [:]
     private var pass = 0
     private let database: any SQLExecutor
+    /// The rows read so far of the tables several lookups read (``rememberedTables``).
+    private var remembered: [String: RememberedRows] = [:]
+
+    /// Rows of one table already read, in ``ScopeClosure/shapes`` order: by primary key (the first column), and
+    /// by the keys already looked up by a column, all the rows found for each (none included). The store does
+    /// not change while the closure is built, so a lookup reads only the keys these do not answer: half of a
+    /// day's lookups at 1M (the seeds read most of the changed purchases, orders and credits; step 2 looks
+    /// up again the orders and credits step 1 did).
+    private struct RememberedRows {
+        var byPrimaryKey: [String: [String?]] = [:]
+        var byLookup: [ScopeKind: [String: [[String?]]]] = [:]
+    }
 
     init(database: any SQLExecutor) {
         self.database = database
@@ -44,68 +63,135 @@ struct ScopeClosure {
 
     // MARK: Lookups
 
-    static let transactionOutputs: [(kind: ScopeKind, expression: String)] = [
-        (.originalTransactionID, "original_transaction_id"), (.appAccountToken, "LOWER(app_account_token)"),
-        (.appTransactionID, "app_transaction_id"),
+    /// The columns the closure reads from each table it looks rows up in, one per kind, the primary key first.
+    static let shapes: [String: [(kind: ScopeKind, expression: String)]] = [
+        "apple_transaction": [
+            (.transactionID, "transaction_id"), (.originalTransactionID, "original_transaction_id"),
+            (.appAccountToken, "LOWER(app_account_token)"), (.appTransactionID, "app_transaction_id"),
+        ],
+        "apple_sighting": [
+            (.transactionID, "transaction_id"), (.originalTransactionID, "original_transaction_id"),
+            (.appAccountToken, "LOWER(app_account_token)"), (.receiptKey, "receipt_key"),
+            (.userID, "submitted_by_user_id"), (.orderID, "submitted_order_id"),
+        ],
+        "backend_order": [
+            (.orderID, "order_id"), (.userID, "user_id"), (.transactionID, "transaction_id"),
+            (.appAccountToken, "LOWER(app_account_token)"), (.applicationUsername, "application_username"),
+        ],
+        "credit": [
+            (.creditID, "credit_id"), (.transactionID, "transaction_id"), (.orderID, "order_id"),
+            (.userID, "user_id"),
+        ],
     ]
-    static let sightingOutputs: [(kind: ScopeKind, expression: String)] = [
-        (.originalTransactionID, "original_transaction_id"), (.appAccountToken, "LOWER(app_account_token)"),
-        (.receiptKey, "receipt_key"), (.userID, "submitted_by_user_id"), (.orderID, "submitted_order_id"),
-    ]
-    static let orderOutputs: [(kind: ScopeKind, expression: String)] = [
-        (.orderID, "order_id"), (.userID, "user_id"), (.appAccountToken, "LOWER(app_account_token)"),
-        (.applicationUsername, "application_username"),
-    ]
-    static let creditOutputs: [(kind: ScopeKind, expression: String)] = [
-        (.creditID, "credit_id"), (.userID, "user_id"), (.orderID, "order_id"),
-    ]
+
+    /// The tables whose rows several lookups read, remembered (``RememberedRows``); the first column of their
+    /// shape is their primary key. (A sighting is looked up once per key and column.)
+    static let rememberedTables: Set<String> = ["apple_transaction", "backend_order", "credit"]
+
+    static func expression(_ table: String, _ kind: ScopeKind) -> String {
+        shapes[table]?.first { $0.kind == kind }?.expression ?? kind.rawValue
+    }
 
     /// Steps 1 and 3: from the transactions to their original ids, tokens, Apple Accounts, sightings, orders
     /// and credits; from orders and credits to the credits of the orders. No lookup here adds a transaction
     /// id, and none adds keys of the kind it looks up by other than the key itself.
     static let fanOut: [Lookup] = [
-        Lookup(table: "apple_transaction", by: .transactionID, column: "transaction_id", outputs: transactionOutputs),
-        Lookup(table: "apple_sighting", by: .transactionID, column: "transaction_id", outputs: sightingOutputs),
-        Lookup(table: "backend_order", by: .transactionID, column: "transaction_id", outputs: orderOutputs),
-        Lookup(table: "backend_order", by: .orderID, column: "order_id", outputs: orderOutputs),
-        Lookup(table: "credit", by: .transactionID, column: "transaction_id", outputs: creditOutputs),
-        Lookup(table: "credit", by: .orderID, column: "order_id", outputs: creditOutputs),
-        Lookup(table: "credit", by: .creditID, column: "credit_id", outputs: creditOutputs),
+        Lookup(
+            table: "apple_transaction", by: .transactionID,
+            outputs: [.originalTransactionID, .appAccountToken, .appTransactionID]),
+        Lookup(
+            table: "apple_sighting", by: .transactionID,
+            outputs: [.originalTransactionID, .appAccountToken, .receiptKey, .userID, .orderID]),
+        Lookup(
+            table: "backend_order", by: .transactionID,
+            outputs: [.orderID, .userID, .appAccountToken, .applicationUsername]),
+        Lookup(
+            table: "backend_order", by: .orderID, outputs: [.orderID, .userID, .appAccountToken, .applicationUsername]),
+        Lookup(table: "credit", by: .transactionID, outputs: [.creditID, .userID, .orderID]),
+        Lookup(table: "credit", by: .orderID, outputs: [.creditID, .userID, .orderID]),
+        Lookup(table: "credit", by: .creditID, outputs: [.creditID, .userID, .orderID]),
     ]
 
     /// Step 2: the transactions of scoped orders, credits, original ids and receipts. Each adds transaction ids
     /// only, and none looks up by one.
     static let backToTransactions: [Lookup] = [
-        (table: "backend_order", by: ScopeKind.orderID, column: "order_id"),
-        (table: "credit", by: .creditID, column: "credit_id"), (table: "credit", by: .orderID, column: "order_id"),
-        (table: "apple_transaction", by: .originalTransactionID, column: "original_transaction_id"),
-        (table: "apple_sighting", by: .receiptKey, column: "receipt_key"),
-        (table: "apple_sighting", by: .originalTransactionID, column: "original_transaction_id"),
-    ].map { Lookup(table: $0.table, by: $0.by, column: $0.column, outputs: [(.transactionID, "transaction_id")]) }
+        ("backend_order", ScopeKind.orderID), ("credit", .creditID), ("credit", .orderID),
+        ("apple_transaction", .originalTransactionID), ("apple_sighting", .receiptKey),
+        ("apple_sighting", .originalTransactionID),
+    ].map { Lookup(table: $0.0, by: $0.1, outputs: [.transactionID]) }
 
     /// Adds what `lookup` finds for the keys of its kind as they stand now (`addedSinceFirst`: only those the
-    /// closure added), bound in lists of ``ScopeBuilder/keysPerStatement``.
+    /// closure added): from the rows remembered when they answer, else read with the keys bound in lists of
+    /// ``ScopeBuilder/keysPerStatement``.
     private mutating func add(_ lookup: Lookup, addedSinceFirst: Bool) throws {
+        guard let shape = Self.shapes[lookup.table], let byColumn = shape.firstIndex(where: { $0.kind == lookup.by })
+        else { return }
+        let outputs = lookup.outputs.compactMap { kind in shape.firstIndex { $0.kind == kind }.map { (kind, $0) } }
         let from = (keys[lookup.by] ?? [:]).compactMap { key, pass in !addedSinceFirst || pass >= 1 ? key : nil }
             .sorted()
-        let columns = lookup.outputs.map(\.expression).joined(separator: ", ")
+        let remembers = Self.rememberedTables.contains(lookup.table)
+        var unread: [String] = []
+        for key in from {
+            if remembers, let rows = answer(lookup, key: key, byPrimaryKey: byColumn == 0) {
+                for row in rows { add(row, outputs) }
+            } else {
+                unread.append(key)
+            }
+        }
         var start = 0
-        while start < from.count {
-            let chunk = from[start..<min(start + ScopeBuilder.keysPerStatement, from.count)]
-            let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
-            try add(
-                lookup.outputs, "SELECT \(columns) FROM \(lookup.table) WHERE \(lookup.column) IN (\(placeholders))",
-                chunk.map { .text($0) })
+        while start < unread.count {
+            let chunk = unread[start..<min(start + ScopeBuilder.keysPerStatement, unread.count)]
+            var found: [String: [[String?]]] = [:]
+            for values in try database.query(Self.sql(lookup, keys: chunk.count), chunk.map { .text($0) }) {
+                let row = values.map(\.textValue)
+                add(row, outputs)
+                if remembers, let key = row[byColumn] { found[key, default: []].append(row) }
+            }
+            if remembers {
+                for key in chunk { remember(lookup, key: key, rows: found[key] ?? []) }
+            }
             start += chunk.count
+        }
+    }
+
+    /// The statement reading the rows `lookup` needs for `keys` bound keys: every column of the table's shape.
+    static func sql(_ lookup: Lookup, keys: Int) -> String {
+        let columns = (shapes[lookup.table] ?? []).map(\.expression).joined(separator: ", ")
+        let placeholders = Array(repeating: "?", count: keys).joined(separator: ", ")
+        return "SELECT \(columns) FROM \(lookup.table) WHERE \(lookup.column) IN (\(placeholders))"
+    }
+
+    /// The rows of `lookup`'s table for `key` when remembered whole: the row of that primary key, or every row
+    /// an earlier lookup by the same column found.
+    private func answer(_ lookup: Lookup, key: String, byPrimaryKey: Bool) -> [[String?]]? {
+        guard let table = remembered[lookup.table] else { return nil }
+        if byPrimaryKey, let row = table.byPrimaryKey[key] { return [row] }
+        return table.byLookup[lookup.by]?[key]
+    }
+
+    private mutating func remember(_ lookup: Lookup, key: String, rows: [[String?]]) {
+        remembered[lookup.table, default: RememberedRows()].byLookup[lookup.by, default: [:]][key] = rows
+        remember(lookup.table, rows)
+    }
+
+    private mutating func remember(_ table: String, _ rows: [[String?]]) {
+        for row in rows {
+            guard let primaryKey = row.first ?? nil else { continue }
+            remembered[table, default: RememberedRows()].byPrimaryKey[primaryKey] = row
+        }
+    }
+
+    /// Adds `row`'s non-null values at `outputs` (kind, index) as keys.
+    private mutating func add(_ row: [String?], _ outputs: [(kind: ScopeKind, index: Int)]) {
+        for (kind, index) in outputs {
+            if let key = row[index] { add(kind, key) }
         }
     }
 
     /// Runs `sql` and adds each row's non-null values as keys of `outputs`' kinds, column by column.
     private mutating func add(
         _ outputs: [(kind: ScopeKind, expression: String)], _ sql: String, _ parameters: [SQLValue]
-    )
-        throws
-    {
+    ) throws {
         for row in try database.query(sql, parameters) {
             for (column, output) in outputs.enumerated() {
                 guard let key = row[column].textValue else { continue }
@@ -124,11 +210,25 @@ struct ScopeClosure {
     /// dated from the earliest changed FX rate on.
     private mutating func seed(sinceRunID: Int64, fxChangedFrom: Int64?) throws {
         let run: [SQLValue] = [.integer(sinceRunID)]
+        // The changed purchases, orders and credits: every column of their shape is a key, and the rows are
+        // remembered for the lookups by primary key.
+        for (table, changed) in [
+            ("apple_transaction", "last_run_id"), ("apple_sighting", "first_run_id"), ("backend_order", "last_run_id"),
+            ("credit", "last_run_id"),
+        ] {
+            guard let shape = Self.shapes[table] else { continue }
+            let outputs = shape.enumerated().map { ($1.kind, $0) }
+            var rows: [[String?]] = []
+            for values in try database.query(
+                "SELECT \(shape.map(\.expression).joined(separator: ", ")) FROM \(table) WHERE \(changed) > ?", run)
+            {
+                let row = values.map(\.textValue)
+                add(row, outputs)
+                rows.append(row)
+            }
+            if Self.rememberedTables.contains(table) { remember(table, rows) }
+        }
         let changed: [(body: String, outputs: [(kind: ScopeKind, expression: String)])] = [
-            ("apple_transaction WHERE last_run_id > ?", [(.transactionID, "transaction_id")] + Self.transactionOutputs),
-            ("apple_sighting WHERE first_run_id > ?", [(.transactionID, "transaction_id")] + Self.sightingOutputs),
-            ("backend_order WHERE last_run_id > ?", Self.orderOutputs + [(.transactionID, "transaction_id")]),
-            ("credit WHERE last_run_id > ?", Self.creditOutputs + [(.transactionID, "transaction_id")]),
             (
                 "notification WHERE first_run_id > ?",
                 [(.transactionID, "transaction_id"), (.originalTransactionID, "original_transaction_id")]

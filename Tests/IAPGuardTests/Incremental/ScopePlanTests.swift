@@ -208,14 +208,18 @@ import Testing
         try builder.build(sinceRunID: 1, fxChangedFrom: fxChangedFrom)
         // And a rule's widening by every shared kind, with its row-count probes.
         #expect(try builder.widen(ruleID: "R", kinds: Set(ScopeKind.sharedKinds), limit: 1_000))
-        // The closure's reads (`SELECT … WHERE k IN (?, …)`), the widening's inserts and row-count probes.
-        let statements = recorder.statements.filter { statement in
-            Self.storeTables.contains { statement.sql.contains(" FROM \($0) WHERE ") }
+        // The closure's seeds, the widening's inserts and row-count probes, and every lookup of the closure
+        // (a lookup the rows already read answer does not run).
+        let lookups = (ScopeClosure.fanOut + ScopeClosure.backToTransactions).map {
+            (sql: ScopeClosure.sql($0, keys: 2), parameters: [SQLValue.text("k1"), .text("k2")])
         }
-        #expect(statements.count >= 40)
-        #expect(
-            statements.contains { $0.sql.contains("SELECT transaction_id FROM apple_sighting WHERE receipt_key IN (?") }
-        )
+        let statements =
+            recorder.statements.filter { statement in
+                Self.storeTables.contains { statement.sql.contains(" FROM \($0) WHERE ") }
+            } + lookups
+        #expect(lookups.count == 13)
+        #expect(statements.contains { $0.sql.contains("FROM apple_sighting WHERE first_run_id > ?") })
+        #expect(statements.contains { $0.sql.contains("FROM apple_sighting WHERE receipt_key IN (?") })
         #expect(statements.contains { $0.sql.contains("LOWER(app_account_token) IN (?)") })
         #expect(statements.contains { $0.sql.contains("LIMIT ?) probe") })
         for statement in statements {
