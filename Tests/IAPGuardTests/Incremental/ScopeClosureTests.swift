@@ -8,11 +8,16 @@ import Testing
     static func store(_ given: [(String, [[String: SQLValue]])]) throws -> SQLiteStore {
         let store = try SQLiteStore(path: ":memory:")
         try store.migrate()
+        try add(given, to: store)
+        return store
+    }
+
+    /// Inserts fixture rows (view column names) into `store`.
+    static func add(_ given: [(String, [[String: SQLValue]])], to store: SQLiteStore) throws {
         var loader = RuleFixtureLoader(database: store.connection)
         for (view, rows) in given {
             try loader.insert(view: view, rows: rows.map { RuleTest.FixtureRow(values: $0) })
         }
-        return store
     }
 
     static func scope(_ store: SQLiteStore) throws -> Set<String> {
@@ -110,28 +115,12 @@ import Testing
 
     @Test func aNewRefundScopesTheOtherPurchasesOfItsOriginalWithTheirOrdersAndCredits() throws {
         let store = try Self.refundOfT1()
-        var loader = RuleFixtureLoader(database: store.connection)
-        try loader.insert(
-            view: "transactions",
-            rows: [
-                RuleTest.FixtureRow(values: [
-                    "transaction_id": .text("T4"), "original_transaction_id": .text("O1"),
-                ])
-            ])
-        try loader.insert(
-            view: "orders",
-            rows: [
-                RuleTest.FixtureRow(values: [
-                    "order_id": .text("o-4"), "user_id": .text("u-4"), "transaction_id": .text("T4"),
-                ])
-            ])
-        try loader.insert(
-            view: "credits",
-            rows: [
-                RuleTest.FixtureRow(values: [
-                    "credit_id": .text("c-5"), "transaction_id": .text("T4"), "user_id": .text("u-5"),
-                ])
-            ])
+        try Self.add(
+            [
+                ("transactions", [["transaction_id": .text("T4"), "original_transaction_id": .text("O1")]]),
+                ("orders", [["order_id": .text("o-4"), "user_id": .text("u-4"), "transaction_id": .text("T4")]]),
+                ("credits", [["credit_id": .text("c-5"), "transaction_id": .text("T4"), "user_id": .text("u-5")]]),
+            ], to: store)
         let builder = ScopeBuilder(database: store.connection)
         let built = try builder.buildShared(sinceRunID: 1, fxChangedFrom: nil)
         // T4 shares T1's original id (step 2); its order, owner, credit and credited user follow (step 3).

@@ -193,15 +193,18 @@ import Testing
         // A changed transaction with an app account token and a receipt, so that every lookup has keys to run
         // with (the closure runs none for a kind it holds no keys of).
         let store = try ScopeClosureTests.world()
-        var loader = RuleFixtureLoader(database: store.connection)
-        try loader.insert(
-            view: "sightings",
-            rows: [
-                RuleTest.FixtureRow(values: [
-                    "transaction_id": .text("T1"), "original_transaction_id": .text("O1"),
-                    "receipt_key": .text("R1"), "submitted_by_user_id": .text("u-1"),
-                ])
-            ])
+        try ScopeClosureTests.add(
+            [
+                (
+                    "sightings",
+                    [
+                        [
+                            "transaction_id": .text("T1"), "original_transaction_id": .text("O1"),
+                            "receipt_key": .text("R1"), "submitted_by_user_id": .text("u-1"),
+                        ]
+                    ]
+                )
+            ], to: store)
         try store.database.run("UPDATE apple_transaction SET last_run_id = 2 WHERE transaction_id = 'T1'")
         let recorder = RecordingExecutor(store.database)
         let builder = ScopeBuilder(database: recorder)
