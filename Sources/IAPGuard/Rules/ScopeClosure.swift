@@ -54,6 +54,8 @@ struct ScopeClosure {
         for lookup in Self.fanOut { try add(lookup, addedSinceFirst: false) }
         for lookup in Self.backToTransactions { try add(lookup, addedSinceFirst: false) }
         for lookup in Self.fanOut { try add(lookup, addedSinceFirst: true) }
+        // The rows read are as many as the keys: not kept while the keys are written and handed on.
+        remembered = [:]
     }
 
     /// The keys of each kind that has any, as sets.
