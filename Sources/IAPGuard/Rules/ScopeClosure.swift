@@ -4,9 +4,9 @@
 ///
 /// Written as `INSERT … SELECT … WHERE k IN (SELECT scope_key FROM incremental_scope …)`, the same closure
 /// spent most of its time inserting: every statement sorted its keys and put them one by one, in random
-/// order, into the scope's primary key (1.65 s for a day's 136k keys at 1M, against 0.1 s to read the rows
-/// the lookups need). The result is the same key for key: the lookups run in the same order, and each reads
-/// the keys as they stood when it started, as a statement reads its table.
+/// order, into the scope's primary key (at 1M, the statement seeding from a day's sightings took 162 ms, its
+/// `SELECT` alone 23 ms). The result is the same key for key: the lookups run in the same order, and each
+/// reads the keys as they stood when it started, as a statement reads its table.
 struct ScopeClosure {
     /// One lookup: the rows of `table` whose column of kind `by` holds a scoped key, and the kinds of keys
     /// they add (columns from ``shapes``).
@@ -33,9 +33,9 @@ struct ScopeClosure {
 
     /// Rows of one table already read, in ``ScopeClosure/shapes`` order: by primary key (the first column), and
     /// by the keys already looked up by a column, all the rows found for each (none included). The store does
-    /// not change while the closure is built, so a lookup reads only the keys these do not answer: half of a
-    /// day's lookups at 1M (the seeds read most of the changed purchases, orders and credits; step 2 looks
-    /// up again the orders and credits step 1 did).
+    /// not change while the closure is built, so a lookup reads only the keys these do not answer (the seeds
+    /// read most of the changed purchases, orders and credits; step 2 looks up again the orders and credits
+    /// step 1 did): a day's closure at 1M took 0.79–0.90 s instead of 0.89–1.01 s.
     private struct RememberedRows {
         var byPrimaryKey: [String: [String?]] = [:]
         var byLookup: [ScopeKind: [String: [[String?]]]] = [:]
