@@ -134,19 +134,6 @@ public struct ScopeBuilder {
         }
     }
 
-    /// Keys in the shared scope, by kind.
-    public func counts() throws -> [ScopeKind: Int] {
-        var out: [ScopeKind: Int] = [:]
-        for row in try database.query(
-            "SELECT kind, COUNT(*) FROM incremental_scope WHERE rule_id = '' GROUP BY kind", [])
-        {
-            if let kind = row[0].textValue.flatMap(ScopeKind.init(rawValue:)) {
-                out[kind] = Int(row[1].integerValue ?? 0)
-            }
-        }
-        return out
-    }
-
     // MARK: Steps
 
     /// Inserts `SELECT expression FROM body` as keys of `kind` under the rule being widened, with pass 1 (NULLs
