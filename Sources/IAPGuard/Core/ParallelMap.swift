@@ -4,15 +4,16 @@ import Foundation
 public enum ParallelMap {
     /// Returns `transform` applied to every element, in order. The work is split into a few chunks per core,
     /// so one slow chunk does not leave the other cores idle; a single element or a single core runs inline.
+    /// The chunks run on the calling thread and ``WorkerThreads/shared``.
     public static func map<Element: Sendable, Result: Sendable>(
-        _ elements: [Element], _ transform: @Sendable (Element) -> Result
+        _ elements: [Element], _ transform: @escaping @Sendable (Element) -> Result
     ) -> [Result] {
         let cores = max(1, ProcessInfo.processInfo.activeProcessorCount)
         guard elements.count > 1, cores > 1 else { return elements.map(transform) }
         let chunkCount = min(elements.count, cores * 4)
         let chunkSize = (elements.count + chunkCount - 1) / chunkCount
         let results = Chunks<Result>(count: chunkCount)
-        DispatchQueue.concurrentPerform(iterations: chunkCount) { chunk in
+        WorkerThreads.shared.apply(iterations: chunkCount) { chunk in
             let start = chunk * chunkSize
             let end = min(start + chunkSize, elements.count)
             guard start < end else { return }

@@ -498,7 +498,7 @@ public struct SourceIngestor {
         let results = LineResults(count: lines.count)
         // Parsing reads only `source` and `verifier` (immutable, Sendable) from the ingestor.
         let ingestor = IngestorReference(ingestor: self)
-        DispatchQueue.concurrentPerform(iterations: chunkCount) { chunk in
+        WorkerThreads.shared.apply(iterations: chunkCount) { chunk in
             let start = chunk * chunkSize
             let end = min(start + chunkSize, lines.count)
             guard start < end else { return }
@@ -595,10 +595,15 @@ private final class ParseJob: @unchecked Sendable {
     init(lines: [SourceIngestor.PendingLine], ingestor: SourceIngestor, fileName: String) {
         let reference = IngestorReference(ingestor: ingestor)
         group.enter()
-        DispatchQueue.global().async { [self] in
+        // A thread of its own at the pool's priority (``WorkerThreads/lowerPriority()``): parsing runs ahead of
+        // the writer, and must not take the writer's core.
+        let thread = Thread { [self] in
+            WorkerThreads.lowerPriority()
             results = reference.ingestor.parseLines(lines, fileName: fileName)
             group.leave()
         }
+        thread.name = "iapguard.parse"
+        thread.start()
     }
 
     /// Waits for the block and returns one result per line, in order.

@@ -52,6 +52,7 @@ public final class JWSVerifier: Sendable {
         }
         self.evaluator = CertificateChainEvaluator(roots: roots)
         self.policy = policy
+        BlockingAsyncRunner.startThread()
     }
 
     /// Number of chain verdicts currently cached (for tests and benchmarks).
@@ -103,14 +104,14 @@ public final class JWSVerifier: Sendable {
     /// Verifies many payloads on all cores. The result has one outcome per item, in the same order,
     /// each equal to what ``verify(_:as:)`` returns for it.
     public func verifyAll(_ items: [(CompactJWS, SignedPayloadKind)]) -> [VerificationOutcome] {
-        ParallelMap.map(items) { verify($0.0, as: $0.1) }
+        ParallelMap.map(items) { [self] in verify($0.0, as: $0.1) }
     }
 
     /// Verifies records of `iapguard verify` on all cores: notifications with their nested payloads
     /// (``verifyNotification(_:)``), other kinds on their own, unreadable records as their `bad-format`
     /// outcome. One result per record, in order.
     public func verifyAll(_ records: [SignedRecord]) -> [NotificationVerification] {
-        ParallelMap.map(records) { verify($0) }
+        ParallelMap.map(records) { [self] in verify($0) }
     }
 
     /// Verifies one record of `iapguard verify` (see ``verifyAll(_:)-([SignedRecord])``).
