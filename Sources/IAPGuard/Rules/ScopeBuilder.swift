@@ -189,7 +189,7 @@ public struct ScopeBuilder {
     /// for `IN (SELECT scope_key …)` or a join on `scope_key`, whose `TEXT` affinity the index (no affinity)
     /// cannot serve, so it reads the whole table. (Rule macros select `scope_key || ''` instead; see
     /// ``RuleIncremental/scopedQuery(ruleID:)``.)
-    func boundBodies(table: String, where keyExpression: String, keys: [String]) -> [Body] {
+    static func boundBodies(table: String, where keyExpression: String, keys: [String]) -> [Body] {
         var bodies: [Body] = []
         var start = 0
         while start < keys.count {
@@ -279,11 +279,11 @@ public struct ScopeBuilder {
             let lookups = Self.sharedBackSteps[kind] ?? []
             if let heldSince, ScopeKind.heldKinds.contains(kind) {
                 let keys = try changedHolderKeys(kind, since: heldSince)
-                for (table, key) in lookups { bodies += boundBodies(table: table, where: key, keys: keys) }
+                for (table, key) in lookups { bodies += Self.boundBodies(table: table, where: key, keys: keys) }
             } else if kind == .appAccountToken {
                 // The expression index on LOWER(app_account_token) serves bound keys only (``boundBodies``).
                 let keys = try sharedKeys(of: kind)
-                for (table, key) in lookups { bodies += boundBodies(table: table, where: key, keys: keys) }
+                for (table, key) in lookups { bodies += Self.boundBodies(table: table, where: key, keys: keys) }
             } else {
                 for (table, key) in lookups { bodies.append(Body(sql: "\(table) WHERE " + inScope(kind, key))) }
             }

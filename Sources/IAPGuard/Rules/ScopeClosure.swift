@@ -123,8 +123,7 @@ struct ScopeClosure {
     ].map { Lookup(table: $0.0, by: $0.1, outputs: [.transactionID]) }
 
     /// Adds what `lookup` finds for the keys of its kind as they stand now (`addedSinceFirst`: only those the
-    /// closure added): from the rows remembered when they answer, else read with the keys bound in lists of
-    /// ``ScopeBuilder/keysPerStatement``.
+    /// closure added): from the rows remembered when they answer, else read (``bodies(_:keys:)``).
     private mutating func add(_ lookup: Lookup, addedSinceFirst: Bool) throws {
         guard let shape = Self.shapes[lookup.table], let byColumn = shape.firstIndex(where: { $0.kind == lookup.by })
         else { return }
@@ -140,27 +139,28 @@ struct ScopeClosure {
                 unread.append(key)
             }
         }
-        var start = 0
-        while start < unread.count {
-            let chunk = unread[start..<min(start + ScopeBuilder.keysPerStatement, unread.count)]
+        for body in Self.bodies(lookup, keys: unread) {
             var found: [String: [[String?]]] = [:]
-            for values in try database.query(Self.sql(lookup, keys: chunk.count), chunk.map { .text($0) }) {
+            for values in try database.query(body.sql, body.parameters) {
                 let row = values.map(\.textValue)
                 add(row, outputs)
                 if remembers, let key = row[byColumn] { found[key, default: []].append(row) }
             }
             if remembers {
-                for key in chunk { remember(lookup, key: key, rows: found[key] ?? []) }
+                for key in body.parameters.compactMap(\.textValue) {
+                    remember(lookup, key: key, rows: found[key] ?? [])
+                }
             }
-            start += chunk.count
         }
     }
 
-    /// The statement reading the rows `lookup` needs for `keys` bound keys: every column of the table's shape.
-    static func sql(_ lookup: Lookup, keys: Int) -> String {
+    /// The statements reading the rows `lookup` needs for `keys`, every column of the table's shape, the keys
+    /// bound in lists (``ScopeBuilder/boundBodies(table:where:keys:)``).
+    static func bodies(_ lookup: Lookup, keys: [String]) -> [ScopeBuilder.Body] {
         let columns = (shapes[lookup.table] ?? []).map(\.expression).joined(separator: ", ")
-        let placeholders = Array(repeating: "?", count: keys).joined(separator: ", ")
-        return "SELECT \(columns) FROM \(lookup.table) WHERE \(lookup.column) IN (\(placeholders))"
+        return ScopeBuilder.boundBodies(table: lookup.table, where: lookup.column, keys: keys).map {
+            ScopeBuilder.Body(sql: "SELECT \(columns) FROM \($0.sql)", parameters: $0.parameters)
+        }
     }
 
     /// The rows of `lookup`'s table for `key` when remembered whole: the row of that primary key, or every row

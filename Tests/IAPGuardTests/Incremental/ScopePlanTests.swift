@@ -213,8 +213,8 @@ import Testing
         #expect(try builder.widen(ruleID: "R", kinds: Set(ScopeKind.sharedKinds), limit: 1_000))
         // The closure's seeds, the widening's inserts and row-count probes, and every lookup of the closure
         // (a lookup the rows already read answer does not run).
-        let lookups = (ScopeClosure.fanOut + ScopeClosure.backToTransactions).map {
-            (sql: ScopeClosure.sql($0, keys: 2), parameters: [SQLValue.text("k1"), .text("k2")])
+        let lookups = (ScopeClosure.fanOut + ScopeClosure.backToTransactions).flatMap {
+            ScopeClosure.bodies($0, keys: ["k1", "k2"]).map { (sql: $0.sql, parameters: $0.parameters) }
         }
         let statements =
             recorder.statements.filter { statement in
