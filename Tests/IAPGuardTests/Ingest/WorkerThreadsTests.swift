@@ -48,6 +48,28 @@ import Testing
         #expect(met.all == [0: 1])
     }
 
+    #if os(Linux)
+        /// The nice value of the calling thread.
+        static func niceValue() -> Int32 {
+            getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+        }
+
+        @Test func poolThreadsRunBelowTheCallerAndTheCallerKeepsItsPriority() {
+            let pool = WorkerThreads(threads: 1)
+            let caller = pthread_self()
+            let callerNice = Self.niceValue()
+            let second = DispatchSemaphore(value: 0)
+            let seen = Seen()
+            pool.apply(iterations: 2) { index in
+                // Whichever thread takes index 0 waits for index 1, so both threads run one each.
+                if index == 1 { second.signal() } else { _ = second.wait(timeout: .now() + 10) }
+                seen.add(
+                    pthread_equal(pthread_self(), caller) != 0 ? 1_000 + Int(Self.niceValue()) : Int(Self.niceValue()))
+            }
+            #expect(seen.all == [1_000 + Int(callerNice): 1, Int(WorkerThreads.niceness): 1])
+        }
+    #endif
+
     @Test func callersOnSeveralThreadsShareThePool() {
         let pool = WorkerThreads(threads: 1)
         let seen = Seen()
