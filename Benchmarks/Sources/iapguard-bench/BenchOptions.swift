@@ -38,6 +38,10 @@ struct BenchOptions {
     /// daily run (`--warm-store`), so the page cache holds it as after an ingest; both stages print how much of
     /// the store was cached either way.
     var warmStore = false
+    /// The incremental stage runs the daily run this many times (`--daily-repeats N`, default 1), each on the
+    /// store as the full run left it (restored from a copy), and takes the median run for its ratios: on a
+    /// shared machine one daily run moves by ±15 %.
+    var dailyRepeats = 1
     /// The `scopes` stage: the store to read (`--store`), and whether each rule reads the shared scope
     /// itself (`--separate`).
     var storePath: String?
@@ -47,7 +51,7 @@ struct BenchOptions {
         usage: iapguard-bench STAGE [--size 100k|1M|10M|N] [--data DIR] [--sign-sample F] [--seconds S]
                                     [--parse-lines N] [--python PYTHON] [--skip-rules ID,ID]
                                     [--rule-time-limit S] [--in-place] [--daily-files] [--no-rescan]
-                                    [--split last-day|tail] [--warm-store]
+                                    [--split last-day|tail] [--warm-store] [--daily-repeats N]
         stages: all (generate, then parse, verify, ingest, rules, reports, run, incremental, each in its own
                 process); any of those alone; rerun; scopes --store S [--separate] (memory of a plan's rule
                 scopes); store (SQLite beside PostgreSQL: IAPGUARD_BENCH_PG_URL, IAPGUARD_BENCH_USERS)
@@ -86,6 +90,12 @@ struct BenchOptions {
                 }
             case "--no-rescan": noRescan = true
             case "--warm-store": warmStore = true
+            case "--daily-repeats":
+                let text = try value()
+                guard let count = Int(text), count >= 1 else {
+                    throw BenchError("bad --daily-repeats \(text): 1 or more")
+                }
+                dailyRepeats = count
             case "--store": storePath = try value()
             case "--separate": separateScopes = true
             default: throw BenchError("unknown option \(arguments[index])\n\(Self.usage)")
@@ -134,6 +144,7 @@ struct BenchOptions {
         if !splitByTime { result += ["--split", "tail"] }
         if noRescan { result.append("--no-rescan") }
         if warmStore { result.append("--warm-store") }
+        if dailyRepeats > 1 { result += ["--daily-repeats", String(dailyRepeats)] }
         return result
     }
 
