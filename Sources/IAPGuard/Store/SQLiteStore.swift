@@ -157,14 +157,44 @@ public final class SQLiteStore: SQLBackedStore {
     /// (``secureBulkLoad()``).
     public func finishBulkLoad() throws {
         let rows = try database.query("SELECT name, definition FROM deferred_index ORDER BY name")
-        for row in rows {
-            guard let name = row[0].textValue, let definition = row[1].textValue else { continue }
-            try database.transaction {
-                try database.execute(definition)
-                try database.run("DELETE FROM deferred_index WHERE name = ?", [.text(name)])
+        if !rows.isEmpty {
+            try withIndexBuildSorter {
+                for row in rows {
+                    guard let name = row[0].textValue, let definition = row[1].textValue else { continue }
+                    try database.transaction {
+                        try database.execute(definition)
+                        try database.run("DELETE FROM deferred_index WHERE name = ?", [.text(name)])
+                    }
+                }
             }
         }
         try secureBulkLoad()
+    }
+
+    /// The page cache, in KiB, while deferred indexes are built (``withIndexBuildSorter(_:)``).
+    static let indexBuildCacheKiB = 4096
+
+    /// Runs `body` with SQLite's sorter on every core and a small page cache, then puts both back.
+    ///
+    /// `CREATE INDEX` sorts the table's keys in runs the size of the page cache and merges them. With the
+    /// store's 64 MiB cache, most indexes were one or two runs sorted on one thread; with 4 MiB runs and
+    /// `PRAGMA threads`, helper threads sort runs and merge while the statement goes on reading the table.
+    /// The 1M store's 29 deferred indexes, built with the `sqlite3` module on a copy of the store: 10.8–12.0 s
+    /// with the 64 MiB cache on one thread, 9.9 s with a 4 MiB cache, 8.0–8.6 s with 4 MiB and two threads
+    /// (more threads than cores did not help). A full run's index stage went from 13.3–14.1 s to 9.8–10.1 s.
+    func withIndexBuildSorter<T>(_ body: () throws -> T) throws -> T {
+        let cache = try database.scalar("PRAGMA cache_size")?.integerValue ?? -65536
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        try database.execute("PRAGMA cache_size = -\(Self.indexBuildCacheKiB)")
+        if cores > 1 { try database.execute("PRAGMA threads = \(cores)") }
+        let result = Result { try body() }
+        let restored = Result {
+            try database.execute("PRAGMA cache_size = \(cache)")
+            if cores > 1 { try database.execute("PRAGMA threads = 0") }
+        }
+        let value = try result.get()
+        try restored.get()
+        return value
     }
 
     /// Opens one transaction that the next batches join (``write(_:runID:)``): every commit rewrites each

@@ -51,6 +51,50 @@ import Testing
         #expect(try Self.schema(store) == migrated)
     }
 
+    static func pragma(_ store: SQLiteStore, _ name: String) throws -> Int64? {
+        try store.database.scalar("PRAGMA \(name)")?.integerValue
+    }
+
+    @Test func deferredIndexesAreBuiltWithASmallCacheAndTheSorterOnEveryCoreThenTheConnectionIsPutBack() throws {
+        let path = Self.scratchStore("index-sorter")
+        defer { Self.removeStore(path) }
+        let store = try SQLiteStore(path: path)
+        try store.migrate()
+        let cores = Int64(ProcessInfo.processInfo.activeProcessorCount)
+        let before = (cache: try Self.pragma(store, "cache_size"), threads: try Self.pragma(store, "threads"))
+        #expect(before.cache == -65536)
+        let during = try store.withIndexBuildSorter {
+            (cache: try Self.pragma(store, "cache_size"), threads: try Self.pragma(store, "threads"))
+        }
+        #expect(during.cache == -Int64(SQLiteStore.indexBuildCacheKiB))
+        #expect(during.threads == (cores > 1 ? cores : before.threads))
+        #expect(try Self.pragma(store, "cache_size") == before.cache)
+        #expect(try Self.pragma(store, "threads") == before.threads)
+        // Put back when the build fails too.
+        struct Failed: Error {}
+        #expect(throws: Failed.self) { try store.withIndexBuildSorter { throw Failed() } }
+        #expect(try Self.pragma(store, "cache_size") == before.cache)
+        #expect(try Self.pragma(store, "threads") == before.threads)
+        // A load whose user index (about 9 MB of keys) the sorter cuts into several runs and merges builds
+        // indexes that answer like a table scan.
+        #expect(try store.beginBulkLoad())
+        try store.database.execute(
+            """
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 150000)
+            INSERT INTO credit (credit_id, user_id, transaction_id, product_id, units, credited_at, source_name,
+                                source_ref, row_hash, first_run_id, last_run_id)
+            SELECT printf('c-%06d', i), printf('u-%08x-%040d', (i * 2654435761) % 4294967296, i),
+                   printf('t-%06d', i), 'p', 1, i, 'credits', 'credits.jsonl:' || i, '', 1, 1 FROM n
+            """)
+        try store.finishBulkLoad()
+        #expect(try store.database.scalar("PRAGMA integrity_check") == .text("ok"))
+        let byIndex = try store.database.scalar(
+            "SELECT COUNT(*) FROM credit INDEXED BY credit_user WHERE user_id > 'u-8'")
+        let byScan = try store.database.scalar("SELECT COUNT(*) FROM credit NOT INDEXED WHERE user_id > 'u-8'")
+        #expect(byIndex == byScan)
+        #expect(byIndex != .integer(0))
+    }
+
     @Test func aStoreWithRowsKeepsItsIndexes() throws {
         let store = try SQLiteStore(path: ":memory:")
         try store.migrate()
