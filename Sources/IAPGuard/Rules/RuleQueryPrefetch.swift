@@ -74,12 +74,18 @@ final class RuleQueryPrefetch: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Each reader's page cache, in KiB.
+    static let readerCacheKiB = 4096
+
     private func work() {
         let store: SQLiteStore
         do {
             store = try SQLiteStore(path: path, readOnly: true)
-            // As much sort memory as the run's own connection: the rules group and sort millions of rows.
-            try store.database.execute("PRAGMA cache_size = -65536")
+            // A small page cache, which is also the size of the sorter's runs: the rules group and sort millions
+            // of rows, and runs that stay in the CPU's caches sort faster. At 1M a full evaluation of every
+            // rule (`iapguard run` over a window already evaluated) took 7.2–7.5 s with 4 MiB, 7.5–7.8 s with
+            // 16 MiB and 8.0–8.2 s with 64 MiB, and its peak RSS fell from 375–396 MiB to 208–222 MiB.
+            try store.database.execute("PRAGMA cache_size = -\(Self.readerCacheKiB)")
         } catch {
             readerFailed()
             return

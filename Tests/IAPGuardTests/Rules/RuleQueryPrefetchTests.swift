@@ -51,6 +51,14 @@ import Testing
         }
     }
 
+    @Test func readersSortInASmallPageCache() throws {
+        let world = try Self.world.get()
+        let prefetch = RuleQueryPrefetch(
+            path: world.storePath, jobs: [.init(key: "cache", sql: "PRAGMA cache_size", parameters: [:])], readers: 1)
+        let outcome = try #require(prefetch.take("cache"))
+        #expect(try outcome.rows.get().values == [[.integer(-Int64(RuleQueryPrefetch.readerCacheKiB))]])
+    }
+
     @Test func scopedRulesAndStoresWithoutAFileAreNotPrefetched() throws {
         let world = try Self.world.get()
         let (rules, _) = RuleSet.load(from: Self.rulesFolder)
