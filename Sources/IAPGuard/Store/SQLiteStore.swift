@@ -184,13 +184,16 @@ public final class SQLiteStore: SQLBackedStore {
     /// (more threads than cores did not help). A full run's index stage went from 13.3–14.1 s to 9.8–10.1 s.
     func withIndexBuildSorter<T>(_ body: () throws -> T) throws -> T {
         let cache = try database.scalar("PRAGMA cache_size")?.integerValue ?? -65536
+        let threads = try database.scalar("PRAGMA threads")?.integerValue ?? 0
         let cores = ProcessInfo.processInfo.activeProcessorCount
-        try database.execute("PRAGMA cache_size = -\(Self.indexBuildCacheKiB)")
-        if cores > 1 { try database.execute("PRAGMA threads = \(cores)") }
-        let result = Result { try body() }
+        let result = Result {
+            try database.execute("PRAGMA cache_size = -\(Self.indexBuildCacheKiB)")
+            if cores > 1 { try database.execute("PRAGMA threads = \(cores)") }
+            return try body()
+        }
         let restored = Result {
             try database.execute("PRAGMA cache_size = \(cache)")
-            if cores > 1 { try database.execute("PRAGMA threads = 0") }
+            try database.execute("PRAGMA threads = \(threads)")
         }
         let value = try result.get()
         try restored.get()
