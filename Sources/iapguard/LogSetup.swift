@@ -37,9 +37,16 @@ struct JSONLineLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
+    /// UTC with milliseconds, so that the stages of a run a few seconds long can be told apart.
+    static func timestamp(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: date)
+    }
+
     func log(event: LogEvent) {
         var object: [String: String] = [
-            "ts": ISO8601DateFormatter().string(from: Date()), "level": event.level.rawValue, "msg": "\(event.message)",
+            "ts": Self.timestamp(Date()), "level": event.level.rawValue, "msg": "\(event.message)",
             "logger": label,
         ]
         for (key, value) in metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 }) {

@@ -12,6 +12,21 @@ struct RunOptionsTests {
         #expect(PipelineTestWorld.binary != nil, "\(PipelineTestWorld.RunError.noBinary)")
     }
 
+    @Test func jsonLogLinesCarryUTCTimesToTheMillisecond() throws {
+        let world = try PipelineTestWorld()
+        defer { world.remove() }
+        let outcome = try world.run()
+        #expect(outcome.status == 0)
+        let lines = outcome.stderr.split(separator: "\n").filter { $0.hasPrefix("{") }
+        #expect(!lines.isEmpty)
+        let pattern = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
+        for line in lines {
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            let ts = object?["ts"] as? String ?? ""
+            #expect(ts.wholeMatch(of: pattern) != nil, "ts \(ts) in \(line)")
+        }
+    }
+
     @Test func dryRunWritesNothingAndReturnsTheRealExitCode() throws {
         let world = try PipelineTestWorld()
         defer { world.remove() }
