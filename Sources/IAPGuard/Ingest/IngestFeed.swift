@@ -21,8 +21,9 @@ public final class IngestFeed: @unchecked Sendable {
         case batch(IngestBatch)
         /// A file skipped as unchanged; `newIdentity` is its state to record when only its identity moved.
         case skipped(newIdentity: FileState?)
-        /// A file read: record `state` (after its batches were written) and report `delivery`.
-        case read(file: URL, state: FileState, delivery: SourceHealth.Delivery)
+        /// A file read: record `state` (after its batches were written) and report `delivery`. `whole` is
+        /// true when the file was read from its start, false when only its appended lines were.
+        case read(file: URL, state: FileState, delivery: SourceHealth.Delivery, whole: Bool)
     }
 
     /// The events of one source, taken by the writer in order.

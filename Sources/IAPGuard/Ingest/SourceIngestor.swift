@@ -89,15 +89,24 @@ public struct SourceIngestor {
             return WriteCounts()
         }
         var skipped = WriteCounts()
+        // What this read quarantined, to tell which of the store's quarantined records a file still holds.
+        var quarantined: Set<QuarantinedRecord.Key> = []
         while let event = try events.next() {
             switch event {
             case .batch(let batch):
+                for record in batch.quarantined { quarantined.insert(record.key) }
                 try sink(batch)
             case .skipped(let newIdentity):
                 if let newIdentity { try store.setFileState(newIdentity, sourceName: source.name, runID: runID) }
                 skipped.filesSkipped += 1
-            case .read(let file, let state, let delivery):
+            case .read(let file, let state, let delivery, let whole):
                 delivered(delivery)
+                // A file read whole says again which of its lines are bad: what an earlier read quarantined
+                // and this one did not (a line since completed or corrected) is no longer in the file.
+                if whole {
+                    try store.removeQuarantined(
+                        sourceName: source.name, fileName: file.lastPathComponent, keeping: quarantined)
+                }
                 try store.setFileState(state, sourceName: source.name, runID: runID)
                 try fileDone(file)
                 if shouldStop() { return skipped }
@@ -124,17 +133,19 @@ public struct SourceIngestor {
             // A JSON Lines or CSV file that only grew (its old content, ending at a line break outside quotes,
             // is unchanged): read only the appended lines.
             var delivery: SourceHealth.Delivery
+            var whole = true
             if let previous, let prefix, source.format == .jsonl || source.format == .csv, previous.size > 0,
                 state.size > previous.size, prefix.endsAtLineBreak, prefix.quotes % 2 == 0,
                 prefix.hash + ":" + configHash == previous.contentHash
             {
                 delivery = try ingestFile(file, sink: sink, from: UInt64(previous.size), firstLine: prefix.lines + 1)
                 delivery.bytes = state.size - previous.size
+                whole = false
             } else {
                 delivery = try ingestFile(file, sink: sink)
                 delivery.bytes = source.format == .sqlite ? nil : state.size
             }
-            try emit(.read(file: file, state: state, delivery: delivery))
+            try emit(.read(file: file, state: state, delivery: delivery, whole: whole))
         }
     }
 

@@ -18,6 +18,9 @@ public protocol PurchaseStore: AnyObject {
     func fileState(sourceName: String, path: String) throws -> FileState?
     /// Records that a file was fully ingested (call after its data is committed).
     func setFileState(_ state: FileState, sourceName: String, runID: Int64) throws
+    /// Removes the quarantined records of a source's file named `fileName` (locations `fileName:…`) that
+    /// are not in `kept`: called once the file was read whole, with what that read quarantined.
+    func removeQuarantined(sourceName: String, fileName: String, keeping kept: Set<QuarantinedRecord.Key>) throws
     /// Runs read-only SQL with named parameters, handing rows to `body`.
     func query(
         _ sql: String, parameters: [String: SQLValue], _ body: (_ columns: [String], _ row: [SQLValue]) throws -> Void

@@ -213,6 +213,20 @@ extension SQLBackedStore {
         return StoreRecords.one(inserted: changed > 0, error: true)
     }
 
+    public func removeQuarantined(
+        sourceName: String, fileName: String, keeping kept: Set<QuarantinedRecord.Key>
+    ) throws {
+        // The prefix is matched here, not with LIKE: a file name may hold `%` or `_`.
+        let prefix = fileName + ":"
+        let gone = try connection.query(
+            "SELECT quarantine_id, location, raw_hash FROM quarantine WHERE source_name = ?", [.text(sourceName)]
+        ).compactMap { row -> Int64? in
+            guard let location = row[1].textValue, location.hasPrefix(prefix) else { return nil }
+            return kept.contains(.init(location: location, rawHash: row[2].textValue ?? "")) ? nil : row[0].integerValue
+        }
+        for id in gone { try connection.run("DELETE FROM quarantine WHERE quarantine_id = ?", [.integer(id)]) }
+    }
+
     func writeSighting(_ s: AppleSighting, runID: Int64) throws -> WriteCounts {
         let sightingID = s.sightingID
         let transactionValues = StoreRecords.values(of: s.transaction)
