@@ -291,6 +291,13 @@ public struct SourceIngestor {
                 source: source.name,
                 message: "\(name): the file is UTF-16 (\(encoding) byte order mark); inputs must be UTF-8")
         }
+        if source.format != .sqlite, let compression = try Self.compression(of: file) {
+            throw SourceError(
+                source: source.name,
+                message:
+                    "\(name): the file is \(compression)-compressed; inputs must be uncompressed UTF-8 text "
+                    + "(decompress it first, or point the source at the decompressed file)")
+        }
         switch source.format {
         case .jsonl:
             // Lines are parsed and verified `batchSize` at a time on all cores, in the background while the
@@ -487,6 +494,26 @@ public struct SourceIngestor {
         let head = try handle.read(upToCount: 2) ?? Data()
         if head == Data([0xFF, 0xFE]) { return "little-endian" }
         if head == Data([0xFE, 0xFF]) { return "big-endian" }
+        return nil
+    }
+
+    /// The compression format `file` starts with the magic number of (`"gzip"`, `"zip"`, `"zstd"`, `"xz"`,
+    /// `"bzip2"`), or nil. Read as text, such a file is lines of binary that would each be quarantined.
+    static func compression(of file: URL) throws -> String? {
+        let handle = try FileHandle(forReadingFrom: file)
+        defer { try? handle.close() }
+        let head = [UInt8](try handle.read(upToCount: 10) ?? Data())
+        func starts(_ magic: [UInt8]) -> Bool { head.starts(with: magic) }
+        if starts([0x1F, 0x8B]) { return "gzip" }
+        if starts([0x50, 0x4B, 0x03, 0x04]) || starts([0x50, 0x4B, 0x05, 0x06]) { return "zip" }
+        if starts([0x28, 0xB5, 0x2F, 0xFD]) { return "zstd" }
+        if starts([0xFD, 0x37, 0x7A, 0x58, 0x5A, 0x00]) { return "xz" }
+        // "BZh", the block size, then the first block's magic: text may start with "BZh".
+        if starts([0x42, 0x5A, 0x68]), head.count == 10, (0x31...0x39).contains(head[3]),
+            Array(head[4...]) == [0x31, 0x41, 0x59, 0x26, 0x53, 0x59]
+        {
+            return "bzip2"
+        }
         return nil
     }
 

@@ -26,9 +26,14 @@ expect:
   warning         the file used whole as a source: a warning containing the text; the source is not in error
 """
 import base64
+import bz2
+import gzip
+import io
 import json
+import lzma
 import os
 import shutil
+import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 cases = []
@@ -592,6 +597,23 @@ add(F, "unterminated-quote-then-good-rows",
     HEADER + "\n" + 'o-bad,"u-1,com.example.coins.pack6,4.99,USD,2026-01-01\n' + ROW1 + "\n" + ROW2 + "\n",
     "quarantine@2", "unterminated quoted field")
 add(F, "stray-quote-at-end", HEADER + "\n" + ROW1 + "\n" + ROW2 + "\n\"", "quarantine@4", "unterminated quoted field")
+# Compressed exports: named as such, not read as lines of binary.
+add(F, "gzip-file", gzip.compress((HEADER + "\n" + ROW1 + "\n").encode(), mtime=0), "source-error",
+    "input.csv: the file is gzip-compressed")
+add(F, "xz-file", lzma.compress((HEADER + "\n" + ROW1 + "\n").encode()), "source-error", "the file is xz-compressed")
+add(F, "bzip2-file", bz2.compress((HEADER + "\n" + ROW1 + "\n").encode()), "source-error",
+    "the file is bzip2-compressed")
+
+
+def zipped(name, text):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr(zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0)), text)
+    return buffer.getvalue()
+
+
+add(F, "zip-file", zipped("orders.csv", HEADER + "\n" + ROW1 + "\n"), "source-error", "the file is zip-compressed")
+add(F, "header-starting-bzh-ok", "BZh_note," + HEADER + "\nx," + ROW1 + "\n", "ok:1", "")
 add(F, "utf16-file", (HEADER + "\n" + ROW1 + "\n").encode("utf-16"), "source-error", "is UTF-16")
 add(F, "utf16-big-endian-file", (HEADER + "\n").encode("utf-16-be").join([b"\xfe\xff", b""]), "source-error",
     "is UTF-16")
@@ -868,6 +890,8 @@ add(OJ, "missing-user-id-everywhere",
 add(OJ, "missing-price-and-currency",
     "\n".join(json.dumps({k: v for k, v in json.loads(o).items() if k not in ("price", "currency")})
               for o in GOOD_ORDERS) + "\n", "partial", "no record has price")
+add(OJ, "gzip-file", gzip.compress(("\n".join(GOOD_ORDERS) + "\n").encode(), mtime=0), "partial",
+    "the file is gzip-compressed")
 add(OJ, "empty-file", "", "warning", "delivered 0 records")
 OC = "source-orders-csv"
 add(OC, "lone-cr", HEADER + ",transaction_id\n" + ROW1 + ",1\no-3,u-3,com.example.coins.pack6,4.99,USD,2026-01-03\r_000000009,3\n",
