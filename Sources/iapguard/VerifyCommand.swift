@@ -20,8 +20,10 @@ struct VerifyCommand: ParsableCommand {
             environments and app Apple IDs. --trust, --bundle-id and --environment given on the command \
             line replace the config's roots, apps and environments respectively.
 
-            Exit status: 0 when every record verified, 1 when any record failed, 64 on a usage error \
-            (bad option, unreadable FILE, --trust certificate or --config file).
+            A last line on stderr counts the records, verified and failed.
+
+            Exit status: 0 when every record verified, 1 when any record failed or the files hold no \
+            record, 64 on a usage error (bad option, unreadable FILE, --trust certificate or --config file).
             """
     )
 
@@ -117,16 +119,34 @@ struct VerifyCommand: ParsableCommand {
         for path in files where !FileManager.default.isReadableFile(atPath: path) {
             throw usageError("cannot read \(path)")
         }
-        var anyFailed = false
+        var tally = Tally()
         let printer = RecordPrinter(json: json)
         for path in files {
             do {
-                anyFailed = try verifyStreaming(path, verifier: verifier, printer: printer) || anyFailed
+                tally.add(try verifyStreaming(path, verifier: verifier, printer: printer))
             } catch {
                 throw usageError("cannot read \(path): \(error)")
             }
         }
-        if anyFailed { throw ExitCode.failure }
+        // On stderr, so that stdout stays one line per record.
+        let summary =
+            tally.records == 0
+            ? "no record to verify: \(files.joined(separator: ", ")) \(files.count == 1 ? "holds" : "hold") only blank lines"
+            : "\(tally.records) record\(tally.records == 1 ? "" : "s"): \(tally.records - tally.failed) verified, \(tally.failed) failed"
+        FileHandle.standardError.write(Data("iapguard verify: \(summary)\n".utf8))
+        // Nothing verified is not "every record verified": a script must not take an empty file for a good one.
+        if tally.failed > 0 || tally.records == 0 { throw ExitCode.failure }
+    }
+
+    /// Records seen and records that failed.
+    struct Tally {
+        var records = 0
+        var failed = 0
+
+        mutating func add(_ other: Tally) {
+            records += other.records
+            failed += other.failed
+        }
     }
 
     /// Lines verified together: enough to keep every core busy, few enough that memory stays flat
@@ -134,12 +154,12 @@ struct VerifyCommand: ParsableCommand {
     static let batchLines = 8192
 
     /// Reads `path` in batches of lines, verifies each batch on all cores (parsing, verification and
-    /// formatting of each line run on the workers), prints its verdicts in order, and returns whether any
-    /// record failed.
-    private func verifyStreaming(_ path: String, verifier: JWSVerifier, printer: RecordPrinter) throws -> Bool {
+    /// formatting of each line run on the workers), prints its verdicts in order, and returns how many
+    /// records it read and how many failed.
+    private func verifyStreaming(_ path: String, verifier: JWSVerifier, printer: RecordPrinter) throws -> Tally {
         var batch: [VerifyLine] = []
         batch.reserveCapacity(Self.batchLines)
-        var anyFailed = false
+        var tally = Tally()
         func flush() {
             let verdicts = ParallelMap.map(batch) { line in
                 line.verdict(file: path, verifier: verifier, printer: printer)
@@ -148,7 +168,8 @@ struct VerifyCommand: ParsableCommand {
             for case let verdict? in verdicts {
                 output += verdict.text
                 output += "\n"
-                if verdict.failed { anyFailed = true }
+                tally.records += 1
+                if verdict.failed { tally.failed += 1 }
             }
             FileHandle.standardOutput.write(Data(output.utf8))
             batch.removeAll(keepingCapacity: true)
@@ -163,7 +184,7 @@ struct VerifyCommand: ParsableCommand {
             if batch.count == Self.batchLines { flush() }
         }
         flush()
-        return anyFailed
+        return tally
     }
 
     private func usageError(_ message: String) -> ExitCode {

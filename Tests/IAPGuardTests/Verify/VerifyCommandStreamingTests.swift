@@ -11,6 +11,7 @@ import Testing
     struct Output {
         var status: Int32
         var lines: [String]
+        var stderr: String
     }
 
     static func verify(_ lines: [String], in directory: URL) throws -> Output {
@@ -22,6 +23,9 @@ import Testing
         let out = directory.appendingPathComponent("stdout.txt")
         _ = FileManager.default.createFile(atPath: out.path, contents: nil)
         let handle = try FileHandle(forWritingTo: out)
+        let err = directory.appendingPathComponent("stderr.txt")
+        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
+        let errHandle = try FileHandle(forWritingTo: err)
         let process = Process()
         process.executableURL = binary
         process.arguments = [
@@ -29,12 +33,15 @@ import Testing
             input.path,
         ]
         process.standardOutput = handle
-        process.standardError = FileHandle.nullDevice
+        process.standardError = errHandle
         try process.run()
         process.waitUntilExit()
         try handle.close()
+        try errHandle.close()
         let text = try String(contentsOf: out, encoding: .utf8)
-        return Output(status: process.terminationStatus, lines: text.split(separator: "\n").map(String.init))
+        return Output(
+            status: process.terminationStatus, lines: text.split(separator: "\n").map(String.init),
+            stderr: try String(contentsOf: err, encoding: .utf8))
     }
 
     static func scratch() throws -> URL {
@@ -59,6 +66,16 @@ import Testing
         #expect(failed.count == 1)
         #expect(failed.first?.contains(":8501  failed") == true)
         #expect(failed.first?.contains("bad-format") == true)
+        #expect(output.stderr == "iapguard verify: 8999 records: 8998 verified, 1 failed\n")
+    }
+
+    /// An empty export is not a verified one: nothing to verify exits 1 and says so.
+    @Test func filesWithoutARecordExitOneAndSaySo() throws {
+        let output = try Self.verify(["", "", ""], in: try Self.scratch())
+        #expect(output.status == 1)
+        #expect(output.lines.isEmpty)
+        #expect(output.stderr.hasPrefix("iapguard verify: no record to verify: "))
+        #expect(output.stderr.hasSuffix("records.jwsl holds only blank lines\n"))
     }
 
     @Test func aFileOfVerifiedRecordsExitsZero() throws {
@@ -70,5 +87,6 @@ import Testing
         #expect(output.status == 0, "\(output.lines)")
         #expect(output.lines.count == 3)
         #expect(output.lines[1].contains("  verified  notification"))
+        #expect(output.stderr == "iapguard verify: 3 records: 3 verified, 0 failed\n")
     }
 }
