@@ -79,11 +79,23 @@ struct BackendFieldValues<Field: BackendField> {
         return digits() > 0 && index == bytes.count
     }
 
-    /// A whole number that must be positive (a price, quantity or units).
-    func positive(_ field: Field, what: String = "number") throws -> Int64? {
+    /// A whole number that must be positive (a quantity or units).
+    func positive(_ field: Field) throws -> Int64? {
         guard let value = try integer(field) else { return nil }
-        guard value > 0 else { throw RecordError("\(field.name): \(value) is not a positive \(what)") }
+        guard value > 0 else { throw RecordError("\(field.name): \(value) is not a positive number") }
         return value
+    }
+
+    /// A price in milliunits: 0 or more (0 is what a free trial or a free offer code costs).
+    func price(_ field: Field) throws -> Int64? {
+        guard let value = try integer(field) else { return nil }
+        guard value >= 0 else { throw RecordError(Self.negativePrice(field, "\(value)")) }
+        return value
+    }
+
+    /// The error for a price below zero, `text` as the export wrote it.
+    static func negativePrice(_ field: Field, _ text: some StringProtocol) -> String {
+        "\(field.name): \(text.prefix(40)) is negative (a price is 0 or more; 0 for a free offer)"
     }
 
     func integer(_ field: Field) throws -> Int64? {

@@ -133,15 +133,15 @@ public enum BackendRowMapper {
         o.bundleID = row.text(.bundleID)
         o.productID = row.text(.productID)
         o.quantity = try row.positive(.quantity)
-        // What the user was asked to pay: a zero or negative order price is a broken export (Apple's own
-        // price 0 for free offers is read from Apple's records, not from here).
-        if let milli = try row.positive(.priceMilli, what: "price") {
+        // What the user was asked to pay. 0 is a real price (a free trial, a free offer code), as it is in
+        // Apple's own records; only a negative price is a broken export.
+        if let milli = try row.price(.priceMilli) {
             o.price = milli
         } else if let price = row.text(.price) {
             guard let milli = Money.milliunits(fromDecimal: price) else {
                 throw RecordError("price: expected a decimal like 0.99, found \"\(price.prefix(40))\"")
             }
-            guard milli > 0 else { throw RecordError("price: \(price.prefix(40)) is not a positive price") }
+            guard milli >= 0 else { throw RecordError(BackendFieldValues<OrderField>.negativePrice(.price, price)) }
             o.price = milli
         }
         o.currency = row.text(.currency)?.uppercased()

@@ -77,6 +77,15 @@ import Testing
             "unexplained: \(unexplained.prefix(5).map { "\($0.ruleID) \($0.transactionID ?? $0.userID ?? "")" })")
     }
 
+    /// The generator writes what a healthy backend and Apple send (free trials with an order price of 0
+    /// among them); a record of it in the quarantine is the data contract refusing valid data, shown to the
+    /// analyst as a broken export.
+    @Test func aGeneratedWorldHasNoRecordTheDataContractRefuses() throws {
+        let world = try RunWorld.shared.get()
+        #expect(world.firstRun.quarantined == 0)
+        #expect(world.firstRun.errors.isEmpty)
+    }
+
     @Test func theRunSummaryCountsHitsForEveryRule() throws {
         let world = try RunWorld.shared.get()
         let stats = world.firstRun.ruleStats
