@@ -13,6 +13,9 @@ enum ApplePayloadEncoder {
     /// The decoded JWS transaction payload.
     static func transactionPayload(_ t: AppleTransaction, groupID: String?) -> WorldJSON {
         let storefrontID = t.storefront.map { WorldCatalog.storefront($0).storefrontID }
+        // An upgraded subscription: Apple's `isUpgraded` beside the date it ended, and no refund reason or type
+        // (the `UPGRADE` label is iapguard's reading of exactly that).
+        let upgraded = t.revocationType == AppleTransaction.upgradeRevocationType
         return .obj([
             ("transactionId", .str(t.transactionID)),
             ("originalTransactionId", .str(t.originalTransactionID)),
@@ -30,8 +33,9 @@ enum ApplePayloadEncoder {
             ("signedDate", .num(t.signedDate)),
             ("revocationReason", .num(t.revocationReason)),
             ("revocationDate", .num(t.revocationDate)),
-            ("revocationType", .str(t.revocationType)),
+            ("revocationType", upgraded ? nil : .str(t.revocationType)),
             ("revocationPercentage", .num(t.revocationPercentage)),
+            ("isUpgraded", upgraded ? .bool(true) : nil),
             ("environment", .str(t.environment)),
             ("transactionReason", .str(t.transactionReason)),
             ("storefront", .str(t.storefront)),
@@ -113,7 +117,11 @@ enum ApplePayloadEncoder {
         if let cancelled = t.revocationDate {
             pairs.append(("cancellation_date", .string(WorldTime.appleGMT(cancelled))))
             pairs.append(("cancellation_date_ms", .string(String(cancelled))))
-            pairs.append(("cancellation_reason", .string(String(t.revocationReason ?? 0))))
+            if t.revocationType == AppleTransaction.upgradeRevocationType {
+                pairs.append(("is_upgraded", .string("true")))
+            } else {
+                pairs.append(("cancellation_reason", .string(String(t.revocationReason ?? 0))))
+            }
         }
         pairs.append(("is_trial_period", .string("false")))
         pairs.append(("in_app_ownership_type", .str(t.inAppOwnershipType)))

@@ -47,6 +47,7 @@ extension UserSimulator {
         case .familyRevocations: try familyRevocations(slot)
         case .appleAccountFarm: try appleAccountFarm(slot)
         case .handedOverDevice: try handedOverDevice(slot)
+        case .subscriptionUpgrade: try subscriptionUpgrade(k)
         }
     }
 
@@ -1038,5 +1039,32 @@ extension UserSimulator {
             truthFor(
                 .handedOverDevice, "IAP-021", hit: false, tx: first.tx, order: first.order, user: sibling,
                 note: "device of \(user.id) handed to \(sibling.id): two accounts on one Apple Account"))
+    }
+
+    /// A monthly subscriber who upgrades to the yearly plan days into a period: Apple ends the monthly
+    /// transaction early (a signed copy with `isUpgraded`, or a legacy `cancellation_date` with `is_upgraded`)
+    /// and the backend, rightly, leaves the monthly credit standing. Not a refund.
+    func subscriptionUpgrade(_ k: Int) throws {
+        try runNormal(allowSubscription: false)
+        let channel: Channel = k % 2 == 0 ? .jws : .legacy
+        let start = scenarioTime(beforeEnd: 12 * WorldTime.day)
+        let monthly = try subscribe(C.plusMonthly, at: start, until: start + WorldTime.day, channel: channel)
+        let upgradeAt = start + rng.int64(3 * WorldTime.day...8 * WorldTime.day)
+        var ended = monthly.initial.tx
+        ended.revocationDate = upgradeAt
+        ended.revocationType = AppleTransaction.upgradeRevocationType
+        ended.signedDate = upgradeAt + rng.int64(1000...60000)
+        let yearly = try subscribe(C.plusYearly, at: upgradeAt + rng.int64(1000...5000), channel: channel)
+        try notify(
+            "DID_CHANGE_RENEWAL_PREF", subtype: "UPGRADE", about: yearly.initial.tx,
+            at: yearly.initial.receivedAt + 2000)
+        try deliver(
+            ended, channel: channel, submitter: user.id, orderID: nil,
+            at: upgradeAt + rng.int64(WorldTime.hour...6 * WorldTime.hour))
+        try truth(
+            truthFor(
+                .subscriptionUpgrade, "IAP-015", hit: false, tx: monthly.initial.tx, order: monthly.initial.order,
+                note: "monthly upgraded to yearly (\(channel == .jws ? "isUpgraded" : "legacy is_upgraded")): "
+                    + "Apple ended it early, no refund; the monthly credit stands"))
     }
 }

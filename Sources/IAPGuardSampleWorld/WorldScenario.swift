@@ -43,6 +43,7 @@ enum WorldScenario: String, CaseIterable, Sendable {
     // Appended last so the scenarios dealt before them keep their users.
     case appleAccountFarm = "apple-account-farm"
     case handedOverDevice = "handed-over-device"
+    case subscriptionUpgrade = "subscription-upgrade"
 
     /// Scenarios that need the user's home storefront to be a full-price one.
     var needsFullPriceHome: Bool {

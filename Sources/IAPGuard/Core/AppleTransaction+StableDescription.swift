@@ -1,10 +1,10 @@
 extension AppleTransaction {
-    /// Exactly `String(describing: self)` — the text ``AppleSighting/sightingID`` hashes, so stored sighting
-    /// ids do not change — built without reflection, which took most of the store's write time. A test pins
+    /// `String(describing: self)` — the text ``AppleSighting/sightingID`` hashes, so stored sighting ids do
+    /// not change — built without reflection, which took most of the store's write time. A test pins
     /// the equality; a new stored property must be added here in declaration order. `appTransactionID` and the
     /// purchase terms declared after it (offer, billing plan, Advanced Commerce, unknown fields) are
     /// deliberately left out (the payload hash already tells such copies apart), so ids stored before they
-    /// were read do not change.
+    /// were read do not change; so is the derived ``upgradeRevocationType`` label.
     var stableDescription: String {
         var bytes: [UInt8] = []
         appendStableDescription(to: &bytes)
@@ -56,7 +56,8 @@ extension AppleTransaction {
         add("transactionReason", transactionReason)
         add("revocationDate", revocationDate)
         add("revocationReason", revocationReason)
-        add("revocationType", revocationType)
+        // The upgrade label is iapguard's reading, not Apple's data: left out so ids stay as they were.
+        add("revocationType", revocationType == Self.upgradeRevocationType ? nil : revocationType)
         add("revocationPercentage", revocationPercentage)
         add("signedDate", signedDate)
         bytes.append(UInt8(ascii: ")"))

@@ -202,6 +202,18 @@ public struct JSONObject: Sendable {
         }
     }
 
+    /// A field of a signed payload that Apple always sends as a JSON boolean: text (`"true"`), a number or
+    /// anything else is a `schema` error. `nil` when absent or `null`.
+    public func schemaBoolean(_ key: String) throws -> Bool? {
+        guard let at = value(key) else { return nil }
+        switch document.kind(at) {
+        case .true: return true
+        case .false: return false
+        default:
+            throw RecordError("schema: \(path)\(key): expected true or false, found \(Self.typeName(document, at))")
+        }
+    }
+
     /// A required integer field of a signed payload.
     public func requiredSchemaInteger(_ key: String) throws -> Int64 {
         guard let value = try schemaInteger(key) else { throw RecordError("schema: \(path)\(key): missing") }

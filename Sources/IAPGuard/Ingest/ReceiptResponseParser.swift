@@ -98,6 +98,11 @@ public struct ReceiptResponseParser: Sendable {
         t.inAppOwnershipType = try entry.string("in_app_ownership_type")
         t.revocationDate = try entry.int64("cancellation_date_ms")
         t.revocationReason = try entry.int64("cancellation_reason")
+        // Apple sets `cancellation_date` both when it refunds and when the user upgrades the subscription;
+        // `is_upgraded` tells the upgrade apart.
+        if t.revocationDate != nil, ["true", "1"].contains(entry.describedValue("is_upgraded")?.lowercased()) {
+            t.revocationType = AppleTransaction.upgradeRevocationType
+        }
         t.signedDate = requestDate
 
         var anomalies: [String] = []

@@ -77,6 +77,13 @@ public struct SignedTransactionParser: Sendable {
         t.revocationReason = try p.schemaInteger("revocationReason")
         t.revocationType = try p.schemaString("revocationType")
         t.revocationPercentage = try p.schemaInteger("revocationPercentage")
+        if try p.schemaBoolean("isUpgraded") == true, t.revocationDate != nil, t.revocationReason == nil,
+            t.revocationType == nil
+        {
+            // The subscription ended early because the user upgraded: no refund reason or type, so the
+            // revocation date is the upgrade's, not a refund's.
+            t.revocationType = AppleTransaction.upgradeRevocationType
+        }
         t.signedDate = try p.schemaInteger("signedDate")
         t.appTransactionID = try p.schemaString("appTransactionId")
         try readTerms(p, into: &t)

@@ -38,7 +38,12 @@ struct TimelineBuilder {
             let hasRevocationNotice = evidence.notifications.contains {
                 $0.transactionID == t.transactionID && ["REFUND", "REVOKE"].contains($0.notificationType ?? "")
             }
-            if let revoked = t.revocationDate, !hasRevocationNotice {
+            if let upgraded = t.revocationDate, t.revocationType == AppleTransaction.upgradeRevocationType {
+                add(
+                    upgraded, .upgraded,
+                    "Subscription \(t.transactionID) upgraded: Apple ended it early for a higher plan (not a refund)",
+                    source: "transactions revocation_date", transaction: t.transactionID)
+            } else if let revoked = t.revocationDate, !hasRevocationNotice {
                 let kind: TimelineEvent.Kind = t.revocationType == "FAMILY_REVOKE" ? .revoke : .refund
                 add(
                     revoked, kind,

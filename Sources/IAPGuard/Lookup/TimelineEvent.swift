@@ -13,6 +13,8 @@ public struct TimelineEvent: Sendable, Hashable, Codable {
         case refundReversed = "refund-reversed"
         case refundDeclined = "refund-declined"
         case consumptionRequest = "consumption-request"
+        /// A subscription Apple ended early because the user upgraded it.
+        case upgraded
         case notification
 
         /// Tie-break order for events at the same millisecond (cause before effect).

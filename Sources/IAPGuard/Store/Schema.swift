@@ -37,6 +37,7 @@ public enum Schema {
         ScopePassSchema.migration,
         RefundReversalPlanSchema.migration,
         TokenIndexSchema.migration,
+        UpgradeEventSchema.migration,
     ]
 
     /// The newest schema version.

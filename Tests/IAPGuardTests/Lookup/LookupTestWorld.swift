@@ -170,8 +170,8 @@ struct LookupTestWorld {
         _ tx: String, user: String?, order: String?, at: Int64, product: String = pack100, original: String? = nil,
         environment: String = "Production", storefront: String = "USA", currency: String = "USD",
         price: Int64 = 990, token: String? = nil, ownership: String = "PURCHASED", reason: String = "PURCHASE",
-        revokedAt: Int64? = nil, legacy: Bool = false, failed: Bool = false, bundle: String = bundle,
-        outcome: VerificationOutcome? = nil
+        revokedAt: Int64? = nil, upgradedAt: Int64? = nil, legacy: Bool = false, failed: Bool = false,
+        bundle: String = bundle, outcome: VerificationOutcome? = nil
     ) {
         var t = AppleTransaction(transactionID: tx)
         t.originalTransactionID = original ?? tx
@@ -195,6 +195,10 @@ struct LookupTestWorld {
             t.revocationDate = revokedAt
             t.revocationReason = 0
             t.revocationType = "REFUND_FULL"
+        }
+        if let upgradedAt {
+            t.revocationDate = upgradedAt
+            t.revocationType = AppleTransaction.upgradeRevocationType
         }
         payloadCounter += 1
         var sighting = AppleSighting(

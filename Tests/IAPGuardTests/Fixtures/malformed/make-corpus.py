@@ -329,6 +329,10 @@ add(S, "schema-optional-fields-absent-ok", jwsof(H, tx(transactionId="8219", pri
                                                       storefront=None, type=None, originalTransactionId=None)),
     "failed", "bad-chain")
 add(S, "schema-zero-price-offer-ok", jwsof(H, tx(transactionId="8220", price=0, offerType=1)), "failed", "bad-chain")
+add(S, "schema-is-upgraded-text", jwsof(H, tx(transactionId="8221", isUpgraded="true")), "quarantine",
+    'schema: isUpgraded: expected true or false, found text')
+add(S, "schema-is-upgraded-ok", jwsof(H, tx(transactionId="8222", isUpgraded=True, revocationDate=1767225600000)),
+    "failed", "bad-chain")
 
 # ---------------------------------------------------------------- notifications (ASN V2)
 N = "notifications"

@@ -1,0 +1,108 @@
+import Foundation
+import Testing
+
+@testable import IAPGuard
+
+/// A subscription Apple ended early because the user upgraded it carries a cancellation (legacy) or
+/// revocation (JWS) date that is not a refund: ingest labels it, and the `refunds` view and the lookup say
+/// "upgrade", so no refund rule counts it.
+@Suite struct SubscriptionUpgradeTests {
+    static func legacy(_ entry: String) throws -> AppleTransaction {
+        let line =
+            #"{"status":0,"environment":"Production","receipt":{"bundle_id":"com.example.coins","in_app":[{"#
+            + #""quantity":"1","product_id":"com.example.coins.plus.monthly","transaction_id":"2000000000000007","#
+            + #""purchase_date_ms":"1788220800000","cancellation_date_ms":"1788480000000""# + entry + "}]}}"
+        let object = try JSONObject.parse(Array(line.utf8))
+        let sightings = try ReceiptResponseParser(sourceName: "r").parse(object, payloadHash: "h", location: "r:1")
+        return try #require(sightings.first).transaction
+    }
+
+    static func signed(_ fields: String) throws -> AppleTransaction {
+        let text =
+            #"{"transactionId":"2000000000000007","productId":"com.example.coins.plus.monthly","#
+            + #""purchaseDate":1788220800000,"revocationDate":1788480000000"# + fields + "}"
+        return try SignedTransactionParser.transaction(from: JSONObject.parse(Array(text.utf8)))
+    }
+
+    @Test func aLegacyCancellationMarkedIsUpgradedIsAnUpgradeAndAnyOtherIsARefund() throws {
+        #expect(try Self.legacy(#","is_upgraded":"true""#).revocationType == "UPGRADE")
+        #expect(try Self.legacy(#","is_upgraded":true"#).revocationType == "UPGRADE")
+        #expect(try Self.legacy(#","is_upgraded":"false""#).revocationType == nil)
+        #expect(try Self.legacy(#","cancellation_reason":"0""#).revocationType == nil)
+        #expect(try Self.legacy("").revocationDate == 1_788_480_000_000)
+    }
+
+    @Test func aSignedRevocationOfAnUpgradedSubscriptionIsAnUpgradeUnlessAppleGivesARefundReasonOrType() throws {
+        #expect(try Self.signed(#","isUpgraded":true"#).revocationType == "UPGRADE")
+        #expect(try Self.signed(#","isUpgraded":false"#).revocationType == nil)
+        #expect(try Self.signed(#","isUpgraded":true,"revocationReason":1"#).revocationType == nil)
+        #expect(try Self.signed(#","isUpgraded":true,"revocationType":"REFUND_FULL""#).revocationType == "REFUND_FULL")
+        #expect(try Self.signed("").revocationType == nil)
+    }
+
+    @Test func isUpgradedOfAnotherJSONTypeIsASchemaError() throws {
+        #expect(throws: RecordError.self) { try Self.signed(#","isUpgraded":"true""#) }
+        #expect(throws: RecordError.self) { try Self.signed(#","isUpgraded":1"#) }
+    }
+
+    @Test func theUpgradeLabelLeavesTheSightingIDAsItWas() throws {
+        func sightingID(_ t: AppleTransaction) -> String {
+            AppleSighting(
+                transaction: t, sourceKind: .receipt, sourceName: "r", sourceRef: "r:1", payloadHash: "h",
+                verification: VerificationOutcome(status: .notSigned)
+            ).sightingID
+        }
+        var upgraded = try Self.legacy(#","is_upgraded":"true""#)
+        #expect(upgraded.revocationType == "UPGRADE")
+        let labelled = sightingID(upgraded)
+        upgraded.revocationType = nil
+        #expect(labelled == sightingID(upgraded))
+        upgraded.revocationType = "REFUND_FULL"
+        #expect(labelled != sightingID(upgraded))
+    }
+
+    @Test func theRefundsViewCallsAnUpgradeAnUpgradeAndARefundARefund() throws {
+        let store = try SQLiteStore(path: ":memory:")
+        try store.migrate()
+        var upgraded = try Self.legacy(#","is_upgraded":"true""#)
+        upgraded.transactionID = "2000000000000007"
+        var refunded = try Self.legacy(#","cancellation_reason":"0""#)
+        refunded.transactionID = "2000000000000008"
+        var batch = IngestBatch()
+        for t in [upgraded, refunded] {
+            batch.sightings.append(
+                AppleSighting(
+                    transaction: t, sourceKind: .receipt, sourceName: "r", sourceRef: "r:\(t.transactionID)",
+                    payloadHash: t.transactionID, verification: VerificationOutcome(status: .notSigned)))
+        }
+        _ = try store.write(batch, runID: 1)
+        let events = try store.database.query(
+            "SELECT transaction_id, event_type FROM refunds ORDER BY transaction_id"
+        ).map { [$0[0].textValue ?? "", $0[1].textValue ?? ""] }
+        #expect(events == [["2000000000000007", "UPGRADE"], ["2000000000000008", "REFUND"]])
+    }
+}
+
+/// What support sees for an upgraded subscription whose credit stands: paid and credited, an upgrade in the
+/// timeline, and no refund finding.
+@Suite struct SubscriptionUpgradeLookupTests {
+    @Test func anUpgradedSubscriptionStillCreditedIsPaidAndCreditedWithTheUpgradeInItsTimeline() throws {
+        let day = LookupTestWorld.day
+        let now = LookupTestWorld.now
+        var world = try LookupTestWorld()
+        world.purchase(
+            "1000000000000201", user: "u-up", order: "o-up", at: now - 20 * day, product: LookupTestWorld.monthly,
+            price: 4990, upgradedAt: now - 10 * day)
+        world.credit(
+            "c-up", tx: "1000000000000201", order: "o-up", user: "u-up", at: now - 20 * day + 60_000,
+            product: LookupTestWorld.monthly, units: 1)
+        try world.commit(runRules: true)
+
+        let result = try world.lookup("1000000000000201", kind: .transaction)
+        let verdict = try #require(result.verdicts.first { $0.transactionID == "1000000000000201" })
+        #expect(verdict.code == .paidAndCredited)
+        #expect(result.timeline.contains { $0.kind == .upgraded && $0.description.contains("not a refund") })
+        #expect(!result.timeline.contains { $0.kind == .refund || $0.kind == .revoke })
+        #expect(!result.findings.contains { ["IAP-015", "IAP-016"].contains($0.ruleID) })
+    }
+}
