@@ -35,7 +35,7 @@ extension UserSimulator {
         case .movedCountry: try movedCountry(k)
         case .refundClawedBack: try refundClawedBack(k)
         case .rolledBackRetry: try rolledBackRetry()
-        case .restoreNewDevice: try restoreNewDevice()
+        case .restoreNewDevice: try restoreNewDevice(k)
         case .gracePeriodPending: try gracePeriodPending()
         case .refundReversed: try refundReversed()
         case .nativeCheapStorefront: try nativeCheapStorefront(k)
@@ -805,18 +805,30 @@ extension UserSimulator {
                 note: "duplicate credit from a retry, rolled back"))
     }
 
-    func restoreNewDevice() throws {
+    /// The non-consumable restored on a new device (StoreKit 1: a new transaction id under the original's).
+    /// Even cases: the backend grants it again to the same user; odd cases: it grants nothing, the user
+    /// already owns it, and the restore cost nothing, so no credit is missing.
+    func restoreNewDevice(_ k: Int) throws {
         try runNormal(allowNoAds: false)
         let t0 = scenarioTime()
         let made = try buy(C.noAds, at: t0, channel: .legacy, noise: false)
         let at = t0 + rng.int64(WorldTime.day...2 * WorldTime.day)
         let restored = newTransaction(C.noAds, storefront: user.home, at: at, token: nil, original: made.tx)
         try deliver(restored, channel: .legacy, submitter: user.id, orderID: nil, at: at + rng.int64(2000...9000))
-        try sink.credit(newCredit(for: restored, order: nil, to: user, at: at + rng.int64(10000...20000)))
-        try truth(
-            truthFor(
-                .restoreNewDevice, "IAP-002", hit: false, tx: restored,
-                note: "restored on a new device by the same user \(user.id)"))
+        if k % 2 == 0 {
+            try sink.credit(newCredit(for: restored, order: nil, to: user, at: at + rng.int64(10000...20000)))
+            try truth(
+                truthFor(
+                    .restoreNewDevice, "IAP-002", hit: false, tx: restored,
+                    note: "restored on a new device by the same user \(user.id)"))
+        } else {
+            try truth(
+                truthFor(
+                    .restoreNewDevice, "IAP-014", hit: false, tx: restored,
+                    note:
+                        "restored on a new device, not granted again: \(user.id) owns it since \(made.tx.transactionID)"
+                ))
+        }
     }
 
     func gracePeriodPending() throws {

@@ -184,6 +184,17 @@ struct ClaimVerdictJudge {
             }
         }
 
+        // A restore of a purchase already credited: nothing is owed.
+        if standing.isEmpty, let (originalID, credit) = c.creditOfRestoredPurchase(t) {
+            var v = make(
+                .paidAndCredited,
+                "Restored, nothing owed: transaction \(transactionID) restores \(product) of transaction \(originalID), credited to \(credit.userID ?? "?") on \(credit.creditedAt.map(StorefrontTime.shortUTC) ?? "an unknown date"); a restore costs nothing."
+            )
+            v.lookAlike = "restore"
+            v.details = notes
+            return v
+        }
+
         // Never credited.
         if standing.isEmpty {
             let payer = c.payer(of: transactionID)

@@ -93,6 +93,21 @@ struct LookupContext {
         return familyByOriginal[original]?.first { $0.inAppOwnershipType != "FAMILY_SHARED" && $0 != t }
     }
 
+    /// For a restored non-consumable (a new transaction id under its original): a standing credit of the
+    /// original purchase or of another copy of it, the transaction it was made for first. A restore costs
+    /// nothing, so such a credit is all the customer is owed (IAP-014 holds the same).
+    func creditOfRestoredPurchase(_ t: LookupEvidence.Transaction) -> (
+        transactionID: String, credit: LookupEvidence.Credit
+    )? {
+        guard t.productType == "Non-Consumable", let original = t.originalTransactionID, original != t.transactionID
+        else { return nil }
+        let family = [original] + (familyByOriginal[original] ?? []).map(\.transactionID).filter { $0 != original }
+        for id in family where id != t.transactionID {
+            if let credit = credits(id).first(where: { $0.stands(at: now) }) { return (id, credit) }
+        }
+        return nil
+    }
+
     /// The latest refund-related event at or before `now` that decides a refund's state (REFUND, REVOKE or
     /// REFUND_REVERSED; a reversal wins a tie).
     func decisiveRefund(_ transactionID: String) -> LookupEvidence.RefundEvent? {
