@@ -48,6 +48,7 @@ extension UserSimulator {
         case .appleAccountFarm: try appleAccountFarm(slot)
         case .handedOverDevice: try handedOverDevice(slot)
         case .subscriptionUpgrade: try subscriptionUpgrade(k)
+        case .familySharedSubscription: try familySharedSubscription(slot)
         }
     }
 
@@ -1078,5 +1079,25 @@ extension UserSimulator {
                 .subscriptionUpgrade, "IAP-015", hit: false, tx: monthly.initial.tx, order: monthly.initial.order,
                 note: "monthly upgraded to yearly (\(channel == .jws ? "isUpgraded" : "legacy is_upgraded")): "
                     + "Apple ended it early, no refund; the monthly credit stands"))
+    }
+
+    /// A subscription the user shares with the family: Apple gives a family member a FAMILY_SHARED copy and
+    /// announces it (SUBSCRIBED), but the member never opens the app, so the backend credits nobody for it.
+    /// The copy is access, not a payment; the user's own purchase is credited as usual.
+    func familySharedSubscription(_ slot: Int) throws {
+        try runNormal(allowSubscription: false)
+        let member = helper(slot, 0)
+        let start = scenarioTime(beforeEnd: 6 * WorldTime.day)
+        let subscription = try subscribe(C.plusMonthly, at: start, until: start + WorldTime.day, channel: .jws)
+        let at = start + rng.int64(WorldTime.hour...WorldTime.day)
+        var shared = newTransaction(
+            C.plusMonthly, storefront: user.home, at: at, token: nil, original: subscription.initial.tx,
+            ownership: "FAMILY_SHARED")
+        shared.appTransactionID = UserSimulator.appTransactionID(of: member)
+        try notify("SUBSCRIBED", subtype: "INITIAL_BUY", about: shared, at: at + rng.int64(5000...60000))
+        try truth(
+            truthFor(
+                .familySharedSubscription, "IAP-014", hit: false, tx: shared, user: member,
+                note: "\(C.plusMonthly.productID) of \(user.id) shared with \(member.id), who never opened the app"))
     }
 }

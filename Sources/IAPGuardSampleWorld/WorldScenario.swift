@@ -44,6 +44,7 @@ enum WorldScenario: String, CaseIterable, Sendable {
     case appleAccountFarm = "apple-account-farm"
     case handedOverDevice = "handed-over-device"
     case subscriptionUpgrade = "subscription-upgrade"
+    case familySharedSubscription = "family-shared-subscription"
 
     /// Scenarios that need the user's home storefront to be a full-price one.
     var needsFullPriceHome: Bool {

@@ -29,6 +29,9 @@ public struct ClaimVerdict: Sendable, Hashable, Codable {
         case forged
         /// Apple never confirmed the transaction (no copy seen, or none could be checked).
         case unverifiable
+        /// A Family Sharing copy no one credited: access for a family member, not a payment; nothing is owed
+        /// on it (the organiser's own purchase has its own verdict).
+        case familyShared = "family-shared"
         /// An order with no Apple payment behind it and no credit.
         case orderNotPaid = "order-not-paid"
         /// Nothing matches the id.
@@ -37,7 +40,8 @@ public struct ClaimVerdict: Sendable, Hashable, Codable {
         /// Whether the verdict means something is owed, wrong or suspicious.
         public var isProblem: Bool {
             switch self {
-            case .paidAndCredited, .pendingCredit, .refundedClawedBack, .sandbox, .orderNotPaid, .notFound:
+            case .paidAndCredited, .pendingCredit, .refundedClawedBack, .sandbox, .familyShared, .orderNotPaid,
+                .notFound:
                 return false
             case .missingCredit, .misCredit, .replayed, .chargedTwice, .wrongApp, .creditedWrongItem,
                 .refundedStillCredited, .forged, .unverifiable:

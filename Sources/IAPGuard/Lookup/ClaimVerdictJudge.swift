@@ -184,6 +184,19 @@ struct ClaimVerdictJudge {
             }
         }
 
+        // A Family Sharing copy no one credited: the member's access, not a payment (as IAP-014 holds).
+        if standing.isEmpty, familyShared {
+            let purchase = c.originalPurchase(of: t)
+            let organiser = purchase.flatMap { c.payer(of: $0.transactionID)?.user }
+            var v = make(
+                .familyShared,
+                "Family Sharing copy, nothing owed: transaction \(transactionID) gives a family member access to \(product) bought by \(organiser ?? "the family organiser")\(purchase.map { " (transaction \($0.transactionID))" } ?? ""); it was not a payment."
+            )
+            v.lookAlike = "family-sharing"
+            v.details = notes
+            return v
+        }
+
         // A restore of a purchase already credited: nothing is owed.
         if standing.isEmpty, let (originalID, credit) = c.creditOfRestoredPurchase(t) {
             var v = make(

@@ -23,7 +23,9 @@ import Testing
         #expect(abs(sampledSummary.purchases - fullSummary.purchases) <= fullSummary.purchases / 20)
         let signedFull = try SmallWorld.lines(full, "data/transactions.jsonl").count
         let signedSampled = try SmallWorld.lines(sampled, "data/transactions.jsonl").count
-        #expect(signedSampled < signedFull / 2)
+        // Most of this 200-user world's users carry an injected pattern, always signed: its ordinary purchases,
+        // the ones sampled (at 0.1 here), are about half of its signed lines.
+        #expect(signedFull - signedSampled > signedFull / 3)
         #expect(signedSampled > 0)
         let receiptsFull = try SmallWorld.lines(full, "data/receipts.jsonl").count
         let receiptsSampled = try SmallWorld.lines(sampled, "data/receipts.jsonl").count

@@ -82,27 +82,3 @@ import Testing
         #expect(events == [["2000000000000007", "UPGRADE"], ["2000000000000008", "REFUND"]])
     }
 }
-
-/// What support sees for an upgraded subscription whose credit stands: paid and credited, an upgrade in the
-/// timeline, and no refund finding.
-@Suite struct SubscriptionUpgradeLookupTests {
-    @Test func anUpgradedSubscriptionStillCreditedIsPaidAndCreditedWithTheUpgradeInItsTimeline() throws {
-        let day = LookupTestWorld.day
-        let now = LookupTestWorld.now
-        var world = try LookupTestWorld()
-        world.purchase(
-            "1000000000000201", user: "u-up", order: "o-up", at: now - 20 * day, product: LookupTestWorld.monthly,
-            price: 4990, upgradedAt: now - 10 * day)
-        world.credit(
-            "c-up", tx: "1000000000000201", order: "o-up", user: "u-up", at: now - 20 * day + 60_000,
-            product: LookupTestWorld.monthly, units: 1)
-        try world.commit(runRules: true)
-
-        let result = try world.lookup("1000000000000201", kind: .transaction)
-        let verdict = try #require(result.verdicts.first { $0.transactionID == "1000000000000201" })
-        #expect(verdict.code == .paidAndCredited)
-        #expect(result.timeline.contains { $0.kind == .upgraded && $0.description.contains("not a refund") })
-        #expect(!result.timeline.contains { $0.kind == .refund || $0.kind == .revoke })
-        #expect(!result.findings.contains { ["IAP-015", "IAP-016"].contains($0.ruleID) })
-    }
-}

@@ -1,0 +1,98 @@
+import Foundation
+import Testing
+
+@testable import IAPGuard
+
+/// Benign records real stores send that look like a problem, as support sees them: the lookup's verdict and
+/// the findings agree that nothing is owed or wrong.
+@Suite struct LookAlikeLookupTests {
+    static let day = LookupTestWorld.day
+    static let now = LookupTestWorld.now
+
+    /// A world of `build`'s records with the shipped rules run over it.
+    static func world(_ build: (inout LookupTestWorld) -> Void) throws -> LookupTestWorld {
+        var world = try LookupTestWorld()
+        build(&world)
+        try world.commit(runRules: true)
+        return world
+    }
+
+    /// The verdict on `transactionID` and whether a rule of `rules` holds an active finding on that transaction.
+    static func judged(_ world: LookupTestWorld, _ transactionID: String, rules: Set<String>) throws
+        -> (verdict: ClaimVerdict, result: LookupResult, flagged: Bool)
+    {
+        let result = try world.lookup(transactionID, kind: .transaction)
+        let verdict = try #require(result.verdicts.first { $0.transactionID == transactionID })
+        let flagged = result.findings.contains {
+            rules.contains($0.ruleID) && $0.isActive && $0.transactionID == transactionID
+        }
+        return (verdict, result, flagged)
+    }
+
+    @Test func anUpgradedSubscriptionStillCreditedIsPaidAndCreditedWithTheUpgradeInItsTimeline() throws {
+        let world = try Self.world { w in
+            w.purchase(
+                "1000000000000201", user: "u-up", order: "o-up", at: Self.now - 20 * Self.day,
+                product: LookupTestWorld.monthly, price: 4990, upgradedAt: Self.now - 10 * Self.day)
+            w.credit(
+                "c-up", tx: "1000000000000201", order: "o-up", user: "u-up", at: Self.now - 20 * Self.day + 60_000,
+                product: LookupTestWorld.monthly, units: 1)
+        }
+        let judged = try Self.judged(world, "1000000000000201", rules: ["IAP-015", "IAP-016"])
+        #expect(judged.verdict.code == .paidAndCredited)
+        #expect(judged.result.timeline.contains { $0.kind == .upgraded && $0.description.contains("not a refund") })
+        #expect(!judged.result.timeline.contains { $0.kind == .refund || $0.kind == .revoke })
+        #expect(!judged.flagged)
+    }
+
+    @Test func aRestoreOfACreditedNonConsumableIsOwedNothingAndAnUncreditedOneIsMissing() throws {
+        let world = try Self.world { w in
+            for (original, restore, user, credited) in [
+                ("1000000000000301", "1000000000000302", "u-own", true),
+                ("1000000000000311", "1000000000000312", "u-owed", false),
+            ] {
+                w.purchase(
+                    original, user: user, order: "o-\(user)", at: Self.now - 20 * Self.day,
+                    product: LookupTestWorld.noAds, price: 2990, legacy: true)
+                if credited {
+                    w.credit(
+                        "c-\(user)", tx: original, order: "o-\(user)", user: user,
+                        at: Self.now - 20 * Self.day + 60_000, product: LookupTestWorld.noAds, units: 1)
+                }
+                w.purchase(
+                    restore, user: nil, order: nil, at: Self.now - 10 * Self.day, product: LookupTestWorld.noAds,
+                    original: original, price: 2990, legacy: true)
+            }
+        }
+        let restored = try Self.judged(world, "1000000000000302", rules: ["IAP-014"])
+        #expect(restored.verdict.code == .paidAndCredited)
+        #expect(restored.verdict.lookAlike == "restore")
+        #expect(restored.verdict.headline.hasPrefix("Restored, nothing owed"))
+        #expect(!restored.flagged)
+        // The same restore of a purchase never credited is still owed.
+        let owed = try Self.judged(world, "1000000000000312", rules: ["IAP-014"])
+        #expect(owed.verdict.code == .missingCredit)
+        #expect(owed.flagged)
+    }
+
+    @Test func aFamilySharingCopyNoOneCreditedIsNotAPaymentWhileTheOrganisersPurchaseIsStillChecked() throws {
+        let world = try Self.world { w in
+            w.purchase(
+                "1000000000000401", user: "u-org", order: "o-org", at: Self.now - 20 * Self.day,
+                product: LookupTestWorld.monthly, price: 4990)
+            w.purchase(
+                "1000000000000402", user: nil, order: nil, at: Self.now - 19 * Self.day,
+                product: LookupTestWorld.monthly, original: "1000000000000401", price: 4990,
+                ownership: "FAMILY_SHARED")
+        }
+        let copy = try Self.judged(world, "1000000000000402", rules: ["IAP-014"])
+        #expect(copy.verdict.code == .familyShared)
+        #expect(!copy.verdict.code.isProblem)
+        #expect(copy.verdict.headline.contains("bought by u-org (transaction 1000000000000401)"))
+        #expect(!copy.flagged)
+        // The organiser's own purchase, never credited, is still a missing credit.
+        let purchase = try Self.judged(world, "1000000000000401", rules: ["IAP-014"])
+        #expect(purchase.verdict.code == .missingCredit)
+        #expect(purchase.flagged)
+    }
+}
