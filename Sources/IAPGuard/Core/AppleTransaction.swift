@@ -30,11 +30,6 @@ public struct AppleTransaction: Sendable, Hashable, Codable {
     /// revocation date is the day the user upgraded the subscription (no refund).
     public var revocationType: String?
     public var revocationPercentage: Int64?
-
-    /// The `revocationType` iapguard gives a subscription Apple ended early because the user upgraded it:
-    /// legacy `is_upgraded` with a `cancellation_date`, or JWS `isUpgraded` with a `revocationDate` but no
-    /// refund reason or type. The `refunds` view reports it as an `UPGRADE` event, never a refund.
-    public static let upgradeRevocationType = "UPGRADE"
     /// When Apple signed it (JWS) or the receipt's request date (legacy).
     public var signedDate: Int64?
     /// Apple's `appTransactionId`: one per Apple Account per app (family members each have their own),
@@ -64,4 +59,11 @@ public struct AppleTransaction: Sendable, Hashable, Codable {
     public init(transactionID: String) {
         self.transactionID = transactionID
     }
+}
+
+extension AppleTransaction {
+    /// The `revocationType` iapguard gives a subscription Apple ended early because the user upgraded it:
+    /// legacy `is_upgraded` with a `cancellation_date`, or JWS `isUpgraded` with a `revocationDate` but no
+    /// refund reason or type. The `refunds` view reports it as an `UPGRADE` event, never a refund.
+    public static let upgradeRevocationType = "UPGRADE"
 }

@@ -278,9 +278,12 @@ public struct LookupService {
         let all = OrderedIDs(transactionIDs + family).values
         evidence.transactions = try reader.transactions(all)
         evidence.sightings = try reader.sightings(all)
-        evidence.orders = try reader.orders(orderIDs: orderIDs, transactionIDs: all)
+        // Orders and credits of the originals too: a restore's original may have been credited before its
+        // Apple record reached the store.
+        let credited = OrderedIDs(all + originals).values
+        evidence.orders = try reader.orders(orderIDs: orderIDs, transactionIDs: credited)
         evidence.credits = try reader.credits(
-            transactionIDs: all, orderIDs: OrderedIDs(orderIDs + evidence.orders.map(\.orderID)).values)
+            transactionIDs: credited, orderIDs: OrderedIDs(orderIDs + evidence.orders.map(\.orderID)).values)
         evidence.notifications = try reader.notifications(transactionIDs: all)
         evidence.refunds = try reader.refunds(transactionIDs: all)
         let tokens = Set(

@@ -75,6 +75,35 @@ import Testing
         #expect(owed.flagged)
     }
 
+    @Test func aRestoreWhoseOriginalIsOnlyInTheLedgerIsOwedNothingAndOneWhoseCreditWasReversedIsOwed() throws {
+        let world = try Self.world { w in
+            // The original purchase was credited before its Apple record reached the store.
+            w.credit(
+                "c-ledger", tx: "1000000000000320", order: nil, user: "u-ledger", at: Self.now - 30 * Self.day,
+                product: LookupTestWorld.noAds, units: 1)
+            w.purchase(
+                "1000000000000321", user: nil, order: nil, at: Self.now - 10 * Self.day, product: LookupTestWorld.noAds,
+                original: "1000000000000320", price: 2990, legacy: true)
+            // The original's credit was taken back: the customer does not own it now.
+            w.purchase(
+                "1000000000000330", user: "u-gone", order: "o-gone", at: Self.now - 30 * Self.day,
+                product: LookupTestWorld.noAds, price: 2990, legacy: true)
+            w.credit(
+                "c-gone", tx: "1000000000000330", order: "o-gone", user: "u-gone", at: Self.now - 30 * Self.day,
+                product: LookupTestWorld.noAds, units: 1, reversedAt: Self.now - 20 * Self.day, reason: "manual")
+            w.purchase(
+                "1000000000000331", user: nil, order: nil, at: Self.now - 10 * Self.day, product: LookupTestWorld.noAds,
+                original: "1000000000000330", price: 2990, legacy: true)
+        }
+        let ledger = try Self.judged(world, "1000000000000321", rules: ["IAP-014"])
+        #expect(ledger.verdict.code == .paidAndCredited)
+        #expect(ledger.verdict.lookAlike == "restore")
+        #expect(!ledger.flagged)
+        let reversed = try Self.judged(world, "1000000000000331", rules: ["IAP-014"])
+        #expect(reversed.verdict.code == .missingCredit)
+        #expect(reversed.flagged)
+    }
+
     @Test func aFamilySharingCopyNoOneCreditedIsNotAPaymentWhileTheOrganisersPurchaseIsStillChecked() throws {
         let world = try Self.world { w in
             w.purchase(
