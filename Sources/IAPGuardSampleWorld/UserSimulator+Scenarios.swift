@@ -49,6 +49,7 @@ extension UserSimulator {
         case .handedOverDevice: try handedOverDevice(slot)
         case .subscriptionUpgrade: try subscriptionUpgrade(k)
         case .familySharedSubscription: try familySharedSubscription(slot)
+        case .subscriptionCreditedOnce: try subscriptionCreditedOnce()
         }
     }
 
@@ -1099,5 +1100,22 @@ extension UserSimulator {
             truthFor(
                 .familySharedSubscription, "IAP-014", hit: false, tx: shared, user: member,
                 note: "\(C.plusMonthly.productID) of \(user.id) shared with \(member.id), who never opened the app"))
+    }
+
+    /// A weekly subscription of the app whose backend credits a subscription once, at its first purchase, and
+    /// keeps it by its expiry (DID_RENEW extends it, no credit row): its renewals have no credit of their own,
+    /// by design, not by mistake. The first purchase is credited as usual.
+    func subscriptionCreditedOnce() throws {
+        try runNormal(allowSubscription: false)
+        let start = scenarioTime(beforeEnd: 16 * WorldTime.day)
+        let subscription = try subscribe(C.proWeekly, at: start, creditRenewals: false)
+        for renewal in subscription.renewals {
+            try truth(
+                truthFor(
+                    .subscriptionCreditedOnce, "IAP-014", hit: false, tx: renewal,
+                    note:
+                        "renewal of \(C.proWeekly.productID), whose backend credits a subscription once (its first purchase, transaction \(subscription.initial.tx.transactionID), is credited)"
+                ))
+        }
     }
 }

@@ -271,18 +271,19 @@ final class UserSimulator {
     @discardableResult
     func subscribe(
         _ product: WorldCatalog.Product, at time: Int64, until: Int64? = nil, channel: Channel? = nil,
-        offer: WorldOffer? = nil
+        offer: WorldOffer? = nil, creditRenewals: Bool = true
     ) throws -> (initial: Made, renewals: [AppleTransaction]) {
         let initial = try buy(product, at: time, channel: channel, offer: offer)
         let tokenTx = initial.tx
         try notify(
             "SUBSCRIBED", subtype: "INITIAL_BUY", about: tokenTx, at: initial.receivedAt + rng.int64(1000...20000))
-        let renewals = try renew(from: tokenTx, until: until ?? p.end)
+        let renewals = try renew(from: tokenTx, until: until ?? p.end, credit: creditRenewals)
         return (initial, renewals)
     }
 
-    /// DID_RENEW notifications and credits for every period of `previous` that starts before `until`.
-    func renew(from first: AppleTransaction, until: Int64) throws -> [AppleTransaction] {
+    /// DID_RENEW notifications for every period of `previous` that starts before `until`, and a credit for
+    /// each unless the backend credits the subscription once (`credit` false).
+    func renew(from first: AppleTransaction, until: Int64, credit: Bool = true) throws -> [AppleTransaction] {
         guard let product = WorldCatalog.configuredProducts.first(where: { $0.productID == first.productID }),
             product.isSubscription
         else { return [] }
@@ -299,7 +300,7 @@ final class UserSimulator {
             let nextExpires = tx.expiresDate ?? 0
             try notify("DID_RENEW", about: tx, at: notifiedAt, autoRenew: nextExpires < until)
             let creditAt = notifiedAt + rng.int64(500...3000)
-            if creditAt < p.end {
+            if credit, creditAt < p.end {
                 try sink.credit(newCredit(for: tx, order: nil, to: user, at: creditAt))
             }
             renewals.append(tx)

@@ -1,7 +1,8 @@
 /// The sample world's apps, products, storefronts and price points.
 ///
-/// Two configured apps (`com.example.coins`, `com.example.coins.plus`) and one cheap sister app
-/// (`com.example.cheapapp`) that the config does not list. Local prices follow Apple-style price points
+/// Three configured apps (`com.example.coins`, `com.example.coins.plus`, and `com.example.coins.pro`, whose
+/// backend credits a subscription once, not each renewal) and one cheap sister app (`com.example.cheapapp`)
+/// that the config does not list. Local prices follow Apple-style price points
 /// per storefront; some storefronts (TUR, EGY, ARG, NGA) are far cheaper than the reference price once
 /// converted, which is what currency arbitrage exploits.
 enum WorldCatalog {
@@ -49,7 +50,10 @@ enum WorldCatalog {
     static let coinsApp = App(bundleID: "com.example.coins", appAppleID: 1_234_567, configured: true)
     static let plusApp = App(bundleID: "com.example.coins.plus", appAppleID: 1_234_568, configured: true)
     static let cheapApp = App(bundleID: "com.example.cheapapp", appAppleID: 7_654_321, configured: false)
-    static let apps = [coinsApp, plusApp, cheapApp]
+    /// An app whose backend credits a subscription once, at its first purchase, and keeps it by its expiry:
+    /// its renewals have no credit of their own.
+    static let proApp = App(bundleID: "com.example.coins.pro", appAppleID: 1_234_569, configured: true)
+    static let apps = [coinsApp, plusApp, cheapApp, proApp]
 
     /// Reference price points in USD milliunits.
     static let usdTiers: [Int64] = [990, 2990, 4990, 9990, 19990, 49990, 79990]
@@ -81,6 +85,9 @@ enum WorldCatalog {
     static let plusYearly = Product(
         productID: "com.example.coins.plus.yearly", bundleID: plusApp.bundleID,
         type: "Auto-Renewable Subscription", units: 365, tier: 6, periodDays: 365, inConfig: true)
+    static let proWeekly = Product(
+        productID: "com.example.coins.pro.weekly", bundleID: proApp.bundleID,
+        type: "Auto-Renewable Subscription", units: 7, tier: 1, periodDays: 7, inConfig: true)
     /// The sister app's cheap tip: a real, valid purchase in an app the backend does not serve.
     static let cheapTip = Product(
         productID: "com.example.cheapapp.tip", bundleID: cheapApp.bundleID, type: "Consumable", units: 1,
@@ -92,7 +99,7 @@ enum WorldCatalog {
 
     /// Every product the config lists.
     static let configuredProducts = [
-        pack100, pack550, pack1200, pack2500, pack6500, noAds, plusWeekly, plusMonthly, plusYearly,
+        pack100, pack550, pack1200, pack2500, pack6500, noAds, plusWeekly, plusMonthly, plusYearly, proWeekly,
     ]
     /// Consumables with their purchase weights (small packs are bought most).
     static let consumableWeights: [(Product, Int)] = [

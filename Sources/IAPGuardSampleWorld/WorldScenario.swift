@@ -45,6 +45,7 @@ enum WorldScenario: String, CaseIterable, Sendable {
     case handedOverDevice = "handed-over-device"
     case subscriptionUpgrade = "subscription-upgrade"
     case familySharedSubscription = "family-shared-subscription"
+    case subscriptionCreditedOnce = "subscription-credited-once"
 
     /// Scenarios that need the user's home storefront to be a full-price one.
     var needsFullPriceHome: Bool {

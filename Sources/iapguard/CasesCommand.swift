@@ -162,10 +162,11 @@ struct CasesShowCommand: ParsableCommand {
         let opened = location.open(writable: false)
         let detail: CaseDetail
         do {
+            let missingCredit = LookupCommand.missingCreditParameters(config: opened.config)
             detail = try CaseDetail.load(
                 caseID: caseID.trimmingCharacters(in: .whitespaces), store: opened.store,
                 referenceCurrency: opened.config?.referenceCurrency ?? "USD",
-                graceHours: opened.config?.ruleParams["IAP-014"]?["grace_hours"]?.integerValue ?? 24)
+                graceHours: missingCredit.graceHours ?? 24, renewalCreditShare: missingCredit.renewalCreditShare ?? 0.2)
         } catch {
             CaseCommandFailure.exit(error)
         }

@@ -119,7 +119,9 @@ struct LookupCommand: ParsableCommand {
             var service = LookupService(
                 store: opened, referenceCurrency: loaded?.referenceCurrency ?? "USD", appleOrderLookup: orderLookup,
                 now: judgeAt)
-            if let graceHours = Self.missingCreditGraceHours(config: loaded) { service.graceHours = graceHours }
+            let missingCredit = Self.missingCreditParameters(config: loaded)
+            if let graceHours = missingCredit.graceHours { service.graceHours = graceHours }
+            if let share = missingCredit.renewalCreditShare { service.renewalCreditShare = share }
             result = try service.lookup(query)
         } catch {
             fail("\(LookupError.storeUnavailable("\(location.displayName): \(error)"))", .storeUnavailable)
@@ -161,11 +163,15 @@ struct LookupCommand: ParsableCommand {
     /// The grace period of the missing-credit rule (IAP-014's `grace_hours`) as the run binds it: the config's
     /// `rule_params`, else the rule file's default (the config's rules folder, else ./rules); `nil` when no
     /// rule file can be read, and the lookup keeps its own default.
-    static func missingCreditGraceHours(config: Config?) -> Int64? {
+    /// IAP-014's `grace_hours` and `renewal_credit_share` as the run uses them (the config's `rule_params`, else
+    /// the rule file's defaults), so that the lookup judges a missing credit as the rule does.
+    static func missingCreditParameters(config: Config?) -> (graceHours: Int64?, renewalCreditShare: Double?) {
         let folder = config?.rulesDirectory ?? URL(fileURLWithPath: "rules")
         let rules = RuleSet.load(from: folder).rules
-        return RuleSet.parameter("grace_hours", ofRule: "IAP-014", in: rules, overrides: config?.ruleParams ?? [:])?
-            .integerValue
+        func value(_ name: String) -> SQLValue? {
+            RuleSet.parameter(name, ofRule: "IAP-014", in: rules, overrides: config?.ruleParams ?? [:])
+        }
+        return (value("grace_hours")?.integerValue, value("renewal_credit_share")?.doubleValue)
     }
 
     private func fail(_ message: String, _ code: LookupExitCode) -> Never {

@@ -32,6 +32,10 @@ public struct ClaimVerdict: Sendable, Hashable, Codable {
         /// A Family Sharing copy no one credited: access for a family member, not a payment; nothing is owed
         /// on it (the organiser's own purchase has its own verdict).
         case familyShared = "family-shared"
+        /// A subscription renewal without a credit of its own, in an app whose backend credits each subscription
+        /// once and keeps it by its expiry (IAP-014's `renewal_credit_share`): not a missing credit; the backend's
+        /// subscription state says whether access continues.
+        case subscriptionRenewal = "subscription-renewal"
         /// An order with no Apple payment behind it and no credit.
         case orderNotPaid = "order-not-paid"
         /// Nothing matches the id.
@@ -40,8 +44,8 @@ public struct ClaimVerdict: Sendable, Hashable, Codable {
         /// Whether the verdict means something is owed, wrong or suspicious.
         public var isProblem: Bool {
             switch self {
-            case .paidAndCredited, .pendingCredit, .refundedClawedBack, .sandbox, .familyShared, .orderNotPaid,
-                .notFound:
+            case .paidAndCredited, .pendingCredit, .refundedClawedBack, .sandbox, .familyShared, .subscriptionRenewal,
+                .orderNotPaid, .notFound:
                 return false
             case .missingCredit, .misCredit, .replayed, .chargedTwice, .wrongApp, .creditedWrongItem,
                 .refundedStillCredited, .forged, .unverifiable:

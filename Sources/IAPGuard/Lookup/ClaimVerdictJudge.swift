@@ -208,6 +208,33 @@ struct ClaimVerdictJudge {
             return v
         }
 
+        // A renewal of an app whose backend credits each subscription once: nothing is owed on the renewal itself.
+        if standing.isEmpty, let policy = c.renewalCreditedOnce(t), let original = t.originalTransactionID {
+            let until = t.expiresDate.map { " until \(StorefrontTime.shortUTC($0))" } ?? ""
+            var v = make(
+                .subscriptionRenewal,
+                "Subscription renewal, credited once: transaction \(transactionID) renews \(product) (original transaction \(original))\(until); this backend credits a subscription once and keeps it by its expiry (\(policy.credited) of \(policy.renewals) renewals of \(t.bundleID ?? "the app") have a credit), so the renewal has no credit of its own."
+            )
+            v.lookAlike = "subscription-renewal"
+            v.details = notes
+            let first = [original] + (c.familyByOriginal[original] ?? []).map(\.transactionID)
+            if let (id, credit) = first.lazy.compactMap({ id in
+                c.credits(id).first(where: { $0.stands(at: c.now) }).map { (id, $0) }
+            }).first {
+                v.details.append(
+                    "Transaction \(id) of the subscription is credited to \(credit.userID ?? "?") on \(credit.creditedAt.map(StorefrontTime.shortUTC) ?? "an unknown date")."
+                )
+            } else {
+                v.details.append(
+                    "No standing credit of the subscription's first purchase (transaction \(original)) is in the store."
+                )
+            }
+            let payer = c.payer(of: transactionID)?.user ?? c.payer(of: original)?.user
+            v.action =
+                "Check in the backend that \(payer ?? "the subscriber") has \(product) active\(until); Apple charged for the renewal."
+            return v
+        }
+
         // Never credited.
         if standing.isEmpty {
             let payer = c.payer(of: transactionID)

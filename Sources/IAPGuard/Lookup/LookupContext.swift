@@ -11,6 +11,10 @@ struct LookupContext {
     let testers: Set<String>
     /// Lower-cased token → owners (users whose orders carry it).
     let tokenOwners: [String: Set<String>]
+    /// How the backend credits each app's subscription renewals (for the apps of the transactions judged).
+    var renewalCrediting: [String: RenewalCrediting] = [:]
+    /// IAP-014's `renewal_credit_share`: below this share of credited renewals, renewals are not owed a credit.
+    var renewalCreditShare: Double = 0.2
 
     let transactionsByID: [String: LookupEvidence.Transaction]
     let sightingsByTransaction: [String: [LookupEvidence.Sighting]]
@@ -106,6 +110,17 @@ struct LookupContext {
             if let credit = credits(id).first(where: { $0.stands(at: now) }) { return (id, credit) }
         }
         return nil
+    }
+
+    /// For a renewal (a later transaction of an auto-renewable subscription) of an app whose backend credits
+    /// each subscription once and keeps it by its expiry: how that app's renewals are credited. Such a renewal
+    /// is owed no credit of its own (IAP-014 holds the same).
+    func renewalCreditedOnce(_ t: LookupEvidence.Transaction) -> RenewalCrediting? {
+        guard t.productType == "Auto-Renewable Subscription", let original = t.originalTransactionID,
+            original != t.transactionID, t.inAppOwnershipType != "FAMILY_SHARED", let bundle = t.bundleID,
+            let policy = renewalCrediting[bundle], policy.creditsOnce(share: renewalCreditShare)
+        else { return nil }
+        return policy
     }
 
     /// The latest refund-related event at or before `now` that decides a refund's state (REFUND, REVOKE or

@@ -15,6 +15,9 @@ public struct LookupService {
     public var appleOrderLookup: (any AppleOrderLookup)?
     /// Hours after a purchase before a missing credit is reported (IAP-014's `grace_hours`).
     public var graceHours: Int64
+    /// IAP-014's `renewal_credit_share`: an app whose backend credits fewer than this share of its subscription
+    /// renewals credits each subscription once; its renewals are owed no credit of their own.
+    public var renewalCreditShare: Double = 0.2
     /// Two purchases of the same product by the same account closer than this are "charged twice".
     public var chargedTwiceWindowMillis: Int64 = 3_600_000
     /// The judging time; `nil`: the last run's `--until`, else the wall clock.
@@ -289,10 +292,17 @@ public struct LookupService {
         let tokens = Set(
             (evidence.transactions.compactMap(\.appAccountToken) + evidence.orders.compactMap(\.appAccountToken))
                 .map { $0.lowercased() })
-        return LookupContext(
+        var context = LookupContext(
             evidence: evidence, now: now, graceMillis: graceHours * 3_600_000, catalogUnits: try reader.catalogUnits(),
             apps: try reader.apps(),
             testers: try reader.testers(), tokenOwners: try reader.tokenOwners(tokens.sorted()))
+        context.renewalCreditShare = renewalCreditShare
+        let renewed = evidence.transactions.filter {
+            $0.productType == "Auto-Renewable Subscription" && $0.originalTransactionID != $0.transactionID
+        }
+        context.renewalCrediting = try reader.renewalCrediting(
+            bundles: Array(Set(renewed.compactMap(\.bundleID))).sorted(), now: now, graceMillis: graceHours * 3_600_000)
+        return context
     }
 
     // MARK: Charged twice

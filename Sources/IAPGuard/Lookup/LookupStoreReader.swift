@@ -290,6 +290,39 @@ struct LookupStoreReader {
         return units
     }
 
+    /// How the backend credits each of `bundles`' subscription renewals (IAP-014's `renewal_policy`, same
+    /// SQL): renewals past the grace period at `now`, Family Sharing copies left out, and how many of them any
+    /// credit refers to, by transaction id or through an order.
+    func renewalCrediting(bundles: [String], now: Int64, graceMillis: Int64) throws -> [String: RenewalCrediting] {
+        guard !bundles.isEmpty else { return [:] }
+        var p: [String: SQLValue] = ["now": .integer(now), "grace": .integer(graceMillis)]
+        let list = Self.inList(bundles, prefix: "b", into: &p)
+        var out: [String: RenewalCrediting] = [:]
+        for r in try rows(
+            """
+            SELECT r.bundle_id, COUNT(*) AS renewals,
+                   SUM(CASE WHEN EXISTS (SELECT 1 FROM credits c WHERE c.transaction_id = r.transaction_id)
+                              OR EXISTS (SELECT 1 FROM orders o JOIN credits c ON c.order_id = o.order_id
+                                         WHERE o.transaction_id = r.transaction_id)
+                            THEN 1 ELSE 0 END) AS credited
+            FROM transactions r
+            LEFT JOIN catalog rk ON rk.bundle_id = r.bundle_id AND rk.product_id = r.product_id
+            WHERE r.bundle_id IN \(list)
+              AND r.original_transaction_id <> r.transaction_id
+              AND COALESCE(r.type, rk.type) = 'Auto-Renewable Subscription'
+              AND r.environment = 'Production'
+              AND COALESCE(r.in_app_ownership_type, 'PURCHASED') <> 'FAMILY_SHARED'
+              AND r.purchase_date IS NOT NULL AND :now - r.purchase_date >= :grace
+            GROUP BY r.bundle_id
+            """, p)
+        {
+            if let bundle = r.text("bundle_id") {
+                out[bundle] = RenewalCrediting(renewals: r.int("renewals") ?? 0, credited: r.int("credited") ?? 0)
+            }
+        }
+        return out
+    }
+
     func apps() throws -> Set<String> {
         Set(try rows("SELECT bundle_id FROM apps").compactMap { $0.text("bundle_id") })
     }

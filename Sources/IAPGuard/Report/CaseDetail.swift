@@ -184,7 +184,8 @@ extension CaseDetail {
     /// belonged to it, its history, and the timeline the lookup builds for its transactions (or, with none,
     /// its orders, else its accounts), merged and de-duplicated.
     public static func load(
-        caseID: String, store: any SQLBackedStore, referenceCurrency: String = "USD", graceHours: Int64 = 24
+        caseID: String, store: any SQLBackedStore, referenceCurrency: String = "USD", graceHours: Int64 = 24,
+        renewalCreditShare: Double = 0.2
     ) throws -> CaseDetail {
         let reader = CaseReader(connection: store.connection)
         let incident = try reader.find(caseID)
@@ -203,7 +204,8 @@ extension CaseDetail {
             notes.append("timeline of the first \(maxTimelineLookups) of \(ids.count) records")
             ids = Array(ids.prefix(maxTimelineLookups))
         }
-        let service = LookupService(store: store, referenceCurrency: referenceCurrency, graceHours: graceHours)
+        var service = LookupService(store: store, referenceCurrency: referenceCurrency, graceHours: graceHours)
+        service.renewalCreditShare = renewalCreditShare
         var seen = Set<String>()
         var timeline: [TimelineEvent] = []
         for (id, kind) in ids {

@@ -38,6 +38,7 @@ public enum Schema {
         RefundReversalPlanSchema.migration,
         TokenIndexSchema.migration,
         UpgradeEventSchema.migration,
+        RenewalIndexSchema.migration,
     ]
 
     /// The newest schema version.

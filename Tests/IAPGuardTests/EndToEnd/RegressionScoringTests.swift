@@ -189,7 +189,7 @@ import Testing
             .familySharing, .subscriptionRenewals, .testerSandbox, .traveller, .movedCountry, .refundClawedBack,
             .rolledBackRetry, .restoreNewDevice, .gracePeriodPending, .refundReversed, .nativeCheapStorefront,
             .foreignGenuineRefused, .cheapResidentTraveller, .sandboxStorefrontTester, .singleLargeRefund,
-            .familyRevocations, .subscriptionUpgrade, .familySharedSubscription,
+            .familyRevocations, .subscriptionUpgrade, .familySharedSubscription, .subscriptionCreditedOnce,
         ]
         for scenario in required {
             #expect(patterns.contains(scenario.rawValue), "no \(scenario.rawValue) look-alike in truth.jsonl")

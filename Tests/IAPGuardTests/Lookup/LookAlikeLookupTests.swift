@@ -124,4 +124,53 @@ import Testing
         #expect(purchase.verdict.code == .missingCredit)
         #expect(purchase.flagged)
     }
+
+    /// A monthly subscription bought 100 days ago, its first purchase credited, and three renewals, credited
+    /// when `creditRenewals` holds except the last.
+    static func subscriptionWorld(creditRenewals: Bool) throws -> LookupTestWorld {
+        try Self.world { w in
+            w.purchase(
+                "1000000000000500", user: "u-sub", order: "o-sub", at: Self.now - 100 * Self.day,
+                product: LookupTestWorld.monthly, price: 4990)
+            w.credit(
+                "c-500", tx: "1000000000000500", order: "o-sub", user: "u-sub", at: Self.now - 100 * Self.day + 60_000,
+                product: LookupTestWorld.monthly, units: 1)
+            for period in 1...3 {
+                let tx = "100000000000050\(period)"
+                let at = Self.now - (100 - Int64(period) * 30) * Self.day
+                w.purchase(
+                    tx, user: "u-sub", order: nil, at: at, product: LookupTestWorld.monthly,
+                    original: "1000000000000500",
+                    price: 4990, reason: "RENEWAL")
+                if creditRenewals && period < 3 {
+                    w.credit(
+                        "c-50\(period)", tx: tx, order: nil, user: "u-sub", at: at + 60_000,
+                        product: LookupTestWorld.monthly, units: 1)
+                }
+            }
+        }
+    }
+
+    @Test func aRenewalIsOwedNoCreditOfItsOwnWhereTheBackendCreditsASubscriptionOnce() throws {
+        let world = try Self.subscriptionWorld(creditRenewals: false)
+        for tx in ["1000000000000501", "1000000000000503"] {
+            let renewal = try Self.judged(world, tx, rules: ["IAP-014"])
+            #expect(renewal.verdict.code == .subscriptionRenewal)
+            #expect(!renewal.verdict.code.isProblem)
+            #expect(renewal.verdict.lookAlike == "subscription-renewal")
+            #expect(renewal.verdict.headline.contains("0 of 3 renewals"))
+            #expect(renewal.verdict.details.contains { $0.contains("1000000000000500") && $0.contains("u-sub") })
+            #expect(!renewal.flagged)
+        }
+    }
+
+    @Test func aRenewalLeftUncreditedWhereTheBackendCreditsRenewalsIsAMissingCredit() throws {
+        let world = try Self.subscriptionWorld(creditRenewals: true)
+        let missed = try Self.judged(world, "1000000000000503", rules: ["IAP-014"])
+        #expect(missed.verdict.code == .missingCredit)
+        #expect(missed.flagged)
+        let credited = try Self.judged(world, "1000000000000502", rules: ["IAP-014"])
+        #expect(credited.verdict.code == .paidAndCredited)
+        #expect(!credited.flagged)
+    }
 }

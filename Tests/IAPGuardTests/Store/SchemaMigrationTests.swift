@@ -27,6 +27,7 @@ import Testing
             DROP INDEX notification_source_time;
             DROP INDEX apple_transaction_test_environment;
             DROP INDEX apple_sighting_test_environment;
+            DROP INDEX apple_transaction_renewal;
             DROP VIEW users;
             DROP TABLE user_account;
             DROP VIEW cases;
