@@ -20,6 +20,14 @@ final class ApplePullSession {
     /// unreachable: spending the budget on retries would only delay the rest of the run).
     var consecutiveFailures = 0
     static let failureLimit = 3
+    /// Calls that failed in this run, in a row or not; at ``totalFailureLimit`` the source stops too, so that
+    /// failures alternating with successes (every other call hanging until its timeout) cannot stretch a run
+    /// over hours.
+    var totalFailures = 0
+    static let totalFailureLimit = 10
+    /// Pages in a row that said `hasMore` but held nothing; at ``emptyPageLimit`` the call fails (Apple is not
+    /// making progress).
+    static let emptyPageLimit = 3
 
     /// Apple keeps notification history this long (ms): 180 days in Production, 30 in Sandbox.
     static func historyLimit(_ environment: AppleEnvironment) -> Int64 {
@@ -53,17 +61,45 @@ final class ApplePullSession {
         return true
     }
 
-    var canCall: Bool { budget > 0 && consecutiveFailures < Self.failureLimit && !shouldStop() }
+    var canCall: Bool {
+        budget > 0 && consecutiveFailures < Self.failureLimit && totalFailures < Self.totalFailureLimit
+            && !shouldStop()
+    }
 
     var outOfCalls: String {
         if shouldStop() { return "stop requested" }
         if consecutiveFailures >= Self.failureLimit { return "\(consecutiveFailures) calls in a row failed" }
+        if totalFailures >= Self.totalFailureLimit { return "\(totalFailures) calls failed this run" }
         return "call budget spent"
     }
 
     func failed(_ message: String) {
         consecutiveFailures += 1
+        totalFailures += 1
         summary.errors.append(message)
+    }
+
+    /// Why a page of signed records cannot be trusted as a whole, or `nil`: any record that failed
+    /// verification, or that is for another app or environment than the one asked about. Such a page is not
+    /// stored and its call fails, so the watermark stays and the next run asks again; a broken signature from
+    /// Apple's own API is an error to look into, never a forgery to report.
+    static func untrustedPage(
+        _ sightings: [AppleSighting], quarantined: Int, total: Int, bundle: String, environment: AppleEnvironment
+    ) -> String? {
+        if quarantined > 0 { return "\(quarantined) of \(total) signed record(s) could not be read" }
+        if let bad = sightings.first(where: { $0.verification.status != .verified }) {
+            let count = sightings.filter { $0.verification.status != .verified }.count
+            return
+                "\(count) of \(total) signed record(s) failed verification (\(bad.verification.reason ?? "unverified"))"
+        }
+        if let other = sightings.first(where: {
+            ($0.transaction.bundleID.map { $0 != bundle } ?? false)
+                || ($0.transaction.environment.map { $0 != environment.rawValue } ?? false)
+        }) {
+            return
+                "signed record(s) for another app or environment (\(other.transaction.bundleID ?? "?"), \(other.transaction.environment ?? "?")) than the one asked about"
+        }
+        return nil
     }
 
     // MARK: - Notification history
@@ -120,6 +156,7 @@ final class ApplePullSession {
         let appleOldest = nowMs - Self.historyLimit(environment) + 3_600_000
         var (start, end) = notificationWindow(mark: mark, environment: environment)
         var token: String?
+        var emptyPages = 0
         // A window left unfinished by an earlier run resumes where it stopped, unless this run asks for other days.
         if let pending = mark.paginationToken, let s = mark.windowStart, let e = mark.windowEnd, s >= appleOldest,
             window.since == nil, e <= end
@@ -152,19 +189,39 @@ final class ApplePullSession {
                 summary.left.append("\(what) from \(Self.iso(start)) to \(Self.iso(end)) (the call failed)")
                 return
             }
+            if page.hasMore, page.paginationToken == token {
+                failed("\(what): more pages promised with the same paginationToken (no progress)")
+                summary.left.append("\(what) from \(Self.iso(start)) to \(Self.iso(end)) (the call failed)")
+                return
+            }
+            emptyPages = page.items.isEmpty && page.hasMore ? emptyPages + 1 : 0
+            if emptyPages >= Self.emptyPageLimit {
+                failed("\(what): \(emptyPages) empty pages in a row that promised more (no progress)")
+                summary.left.append("\(what) from \(Self.iso(start)) to \(Self.iso(end)) (the call failed)")
+                return
+            }
             var batch = IngestBatch()
             let location = "\(environment.rawValue) notification history"
             let parser = NotificationParser(sourceName: source.name, verifier: verifier)
+            var unverified = 0
             for item in page.items {
                 let hash = Hashing.sha256Hex(item.signedPayload)
                 do {
                     let (notification, sighting) = try parser.parse(
                         JSONObject(["signedPayload": item.signedPayload]), payloadHash: hash, location: location)
+                    if notification.verification.status != .verified { unverified += 1 }
                     batch.notifications.append(notification)
                     if let sighting { batch.sightings.append(sighting) }
                 } catch let error as RecordError {
                     batch.quarantined.append(quarantine(location, error.message, item.signedPayload, hash))
                 }
+            }
+            if !batch.quarantined.isEmpty || unverified > 0 {
+                failed(
+                    "\(what): \(unverified + batch.quarantined.count) of \(page.items.count) notification(s) failed verification or could not be read; the page is not stored"
+                )
+                summary.left.append("\(what) from \(Self.iso(start)) to \(Self.iso(end)) (the call failed)")
+                return
             }
             consecutiveFailures = 0
             summary.counts = summary.counts + (try store.write(batch, runID: runID))
@@ -454,6 +511,7 @@ final class ApplePullSession {
     ) throws -> PagesResult {
         var mark = try PullWatermark.load(store, source: source.name, key: key) ?? PullWatermark()
         let what = "\(kind.rawValue) of \(bundle) (\(client.environment.rawValue)) for transaction \(transactionID)"
+        var emptyPages = 0
         while true {
             guard takeCall() else {
                 summary.left.append("\(what): more pages (\(outOfCalls))")
@@ -474,6 +532,29 @@ final class ApplePullSession {
                 summary.left.append("\(what) (the call failed)")
                 return .incomplete
             }
+            // An answer that makes no progress (the same revision again, or empty pages that keep promising
+            // more) is broken: without this the pull would spend its whole budget on one key.
+            if page.hasMore, page.revision == mark.revision {
+                failed("\(what): more pages promised with the same revision (no progress)")
+                summary.left.append("\(what) (the call failed)")
+                return .incomplete
+            }
+            emptyPages = page.signedTransactions.isEmpty && page.hasMore ? emptyPages + 1 : 0
+            if emptyPages >= Self.emptyPageLimit {
+                failed("\(what): \(emptyPages) empty pages in a row that promised more (no progress)")
+                summary.left.append("\(what) (the call failed)")
+                return .incomplete
+            }
+            if let answered = page.bundleID, answered != bundle {
+                failed("\(what): the answer is for bundle \(answered)")
+                summary.left.append("\(what) (the call failed)")
+                return .incomplete
+            }
+            if let answered = page.environment, answered != client.environment.rawValue {
+                failed("\(what): the answer is for environment \(answered)")
+                summary.left.append("\(what) (the call failed)")
+                return .incomplete
+            }
             var batch = IngestBatch()
             let location = "\(client.environment.rawValue) \(kind.rawValue) \(transactionID)"
             let parser = SignedTransactionParser(sourceName: source.name, verifier: verifier)
@@ -487,6 +568,14 @@ final class ApplePullSession {
                     batch.quarantined.append(
                         quarantine("\(client.environment.rawValue) \(kind.rawValue)", error.message, signed, hash))
                 }
+            }
+            if let why = Self.untrustedPage(
+                batch.sightings, quarantined: batch.quarantined.count, total: page.signedTransactions.count,
+                bundle: bundle, environment: client.environment)
+            {
+                failed("\(what): \(why); the page is not stored")
+                summary.left.append("\(what) (the call failed)")
+                return .incomplete
             }
             consecutiveFailures = 0
             summary.counts = summary.counts + (try store.write(batch, runID: runID))

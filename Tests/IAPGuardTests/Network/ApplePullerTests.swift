@@ -261,7 +261,10 @@ struct ApplePullerTests {
         #expect(world.fake.requestCount == 0)
     }
 
-    @Test func unverifiableAndUnparsablePayloadsAreKeptButNeverTrusted() throws {
+    /// A page of Apple's own API whose records fail verification, cannot be read, or belong to another app or
+    /// environment is not stored and its call fails (an error of the run): its watermark stays, so once Apple
+    /// answers correctly the next run stores the page, and no broken copy is left to pass for a forgery.
+    @Test func anUntrustedOrUnreadablePageIsNotStoredAndTheNextRunAsksAgain() throws {
         let world = try NetworkTestWorld()
         let other = try TestSigningChain.generate()
         let id = "4000000000000001"
@@ -277,13 +280,67 @@ struct ApplePullerTests {
             environments: "[Production]", pull: "{notifications: false, refund_history: false}")
         let store = try world.openStore(config)
         try world.credit(store, [id], runID: 0)
-        _ = try Self.pull(world, config, store)
+        let broken = try Self.pull(world, config, store)
+        #expect(broken.errors.contains { $0.contains("could not be read; the page is not stored") })
+        #expect(try world.rows(store, "SELECT COUNT(*) FROM sightings").first?.first == "0")
+        #expect(try world.rows(store, "SELECT COUNT(*) FROM quarantine").first?.first == "0")
+
+        world.fake.clearHistories()
+        world.fake.addHistory(forged, transactionID: id, environment: .production)
+        let untrusted = try Self.pull(world, config, store)
         #expect(
-            try world.rows(store, "SELECT verification, verification_reason FROM sightings") == [
-                ["failed", "chain-untrusted"]
-            ])
+            untrusted.errors.contains { $0.contains("failed verification (chain-untrusted); the page is not stored") })
+        #expect(try world.rows(store, "SELECT COUNT(*) FROM sightings").first?.first == "0")
+
+        world.fake.clearHistories()
+        let sandbox = try world.signedTransaction(id, environment: .sandbox, purchaseDate: NetworkTestWorld.t0)
+        world.fake.addHistory(sandbox, transactionID: id, environment: .production)
+        let misrouted = try Self.pull(world, config, store)
+        #expect(misrouted.errors.contains { $0.contains("the page is not stored") })
+        #expect(try world.rows(store, "SELECT COUNT(*) FROM sightings").first?.first == "0")
+
+        world.fake.clearHistories()
+        world.fake.addHistory(
+            try world.signedTransaction(id, purchaseDate: NetworkTestWorld.t0), transactionID: id,
+            environment: .production)
+        let fixed = try Self.pull(world, config, store)
+        #expect(fixed.errors.isEmpty)
+        #expect(
+            try world.rows(store, "SELECT transaction_id, verification FROM transactions") == [[id, "verified"]])
+    }
+
+    /// An answer that keeps promising more pages without progress (the same revision, no records) fails its
+    /// call after a page or two instead of spending the run's whole budget on one transaction.
+    @Test func aHistoryThatPromisesMoreWithoutProgressFailsTheCallInsteadOfSpendingTheBudget() throws {
+        let world = try Self.populated()
+        let config = try world.config(
+            environments: "[Production]", pull: "{notifications: false, refund_history: false}")
+        let store = try world.openStore(config)
+        try world.credit(store, ["2000000000000001"], runID: 0)
+        for _ in 0..<200 { world.fake.inject(.stuck, on: "/history/") }
+        let summary = try Self.pull(world, config, store)
+        #expect(summary.errors.contains { $0.contains("no progress") })
+        #expect(summary.calls <= 3)
         #expect(try world.rows(store, "SELECT COUNT(*) FROM transactions").first?.first == "0")
-        #expect(try world.rows(store, "SELECT location FROM quarantine") == [["Production transaction history"]])
+    }
+
+    /// Failures that alternate with successes never make three in a row, but ten failed calls stop the source
+    /// for the run all the same: each may have waited out its timeout and retries.
+    @Test func tenFailedCallsStopTheSourceEvenWhenNeverThreeInARow() throws {
+        let world = try NetworkTestWorld()
+        let config = try world.config(environments: "[Production]")
+        let store = try world.openStore(config)
+        let source = try #require(config.appStoreAPI.first)
+        let session = ApplePullSession(
+            source: source, store: store, runID: 1, verifier: try world.verifier(config), logger: world.logger,
+            now: { NetworkTestWorld.t0 }, shouldStop: { false }, notificationOverlap: 0, notFoundRecheck: 0)
+        for call in 1...10 {
+            #expect(session.canCall, "stopped before call \(call)")
+            session.failed("call \(call) failed")
+            session.consecutiveFailures = 0  // a success in between
+        }
+        #expect(!session.canCall)
+        #expect(session.outOfCalls == "10 calls failed this run")
     }
 
     @Test func theKeyAndTheTokensNeverAppearInLogs() throws {

@@ -20,6 +20,8 @@ final class FakeAppStoreAPI: @unchecked Sendable {
         case wrongShape
         case slow(TimeInterval)
         case drop
+        /// A 200 that promises more pages but repeats the revision it was asked for, with no records.
+        case stuck
         /// Served normally (lets a later fault hit a request on a kept-alive connection).
         case pass
     }
@@ -90,6 +92,8 @@ final class FakeAppStoreAPI: @unchecked Sendable {
             historyIDs[scope, default: [:]][transactionID] = customer
         }
     }
+    /// Forgets every customer's history (Apple's answers corrected).
+    func clearHistories() { locked { histories = [:] } }
     func addRefund(
         _ signed: String, environment: AppleEnvironment, bundle: String? = nil, customer: String = "customer"
     ) {
@@ -167,6 +171,9 @@ final class FakeAppStoreAPI: @unchecked Sendable {
                     seconds, status: 200, body: Data("{\"signedTransactions\": [], \"hasMore\": false}".utf8))
             case .drop:
                 return .drop
+            case .stuck:
+                let revision = request.query["revision"] ?? "rev-0"
+                return .json(200, "{\"signedTransactions\": [], \"revision\": \"\(revision)\", \"hasMore\": true}")
             case .pass:
                 break
             }
