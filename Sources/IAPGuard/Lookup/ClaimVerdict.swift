@@ -21,6 +21,9 @@ public struct ClaimVerdict: Sendable, Hashable, Codable {
         case creditedWrongItem = "credited-wrong-item"
         /// Refunded or revoked by Apple and the credit was clawed back.
         case refundedClawedBack = "refunded-clawed-back"
+        /// A subscription period Apple refunded or revoked after it had ended: its access was used up, and there
+        /// is nothing left to claw back (IAP-015 does not report it; repeated refunds are IAP-016's).
+        case refundedAfterPeriod = "refunded-after-period"
         /// Refunded or revoked by Apple but (some of) the credit still stands.
         case refundedStillCredited = "refunded-still-credited"
         /// A Sandbox/Xcode purchase: no money changed hands.
@@ -44,8 +47,8 @@ public struct ClaimVerdict: Sendable, Hashable, Codable {
         /// Whether the verdict means something is owed, wrong or suspicious.
         public var isProblem: Bool {
             switch self {
-            case .paidAndCredited, .pendingCredit, .refundedClawedBack, .sandbox, .familyShared, .subscriptionRenewal,
-                .orderNotPaid, .notFound:
+            case .paidAndCredited, .pendingCredit, .refundedClawedBack, .refundedAfterPeriod, .sandbox, .familyShared,
+                .subscriptionRenewal, .orderNotPaid, .notFound:
                 return false
             case .missingCredit, .misCredit, .replayed, .chargedTwice, .wrongApp, .creditedWrongItem,
                 .refundedStillCredited, .forged, .unverifiable:

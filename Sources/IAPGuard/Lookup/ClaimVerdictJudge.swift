@@ -168,6 +168,18 @@ struct ClaimVerdictJudge {
                     }
                     return v
                 }
+                // A subscription period refunded after it ended: its access was used up (as IAP-015 holds).
+                if t.productType == "Auto-Renewable Subscription", let expires = t.expiresDate,
+                    let refunded = refund.eventDate, expires <= refunded
+                {
+                    var v = make(
+                        .refundedAfterPeriod,
+                        "Refunded after the period ended: Apple \(what) transaction \(transactionID) (\(product), \(price))\(pct) on \(when), after its period ended on \(StorefrontTime.shortUTC(expires)); the access was used up, so there is nothing to claw back."
+                    )
+                    v.lookAlike = lookAlike
+                    v.details = notes
+                    return v
+                }
                 var v = make(
                     .refundedStillCredited,
                     "Refunded but still credited: Apple \(what) transaction \(transactionID) (\(product), \(price))\(pct) on \(when), but \(standingUnits) of \(granted) units still stand."
@@ -267,8 +279,14 @@ struct ClaimVerdictJudge {
             return v
         }
 
+        // A multi-quantity purchase credited one row per item (as IAP-001 and IAP-019 hold): one credit.
+        let perItem = c.creditOfItemRows(t, standing: standing)
+        if perItem != nil {
+            notes.append("Credited as \(standing.count) rows, one per item of a quantity-\(t.quantity ?? 1) purchase.")
+        }
+
         // Credited more than once: one Apple charge, replayed.
-        if standing.count >= 2 {
+        if standing.count >= 2, perItem == nil {
             var v = make(
                 .replayed,
                 "Replayed, not charged twice: Apple charged once for transaction \(transactionID) (\(product), \(price)), but it is credited \(standing.count) times (to \(receivers.joined(separator: ", ")))."
@@ -286,7 +304,7 @@ struct ClaimVerdictJudge {
         }
 
         // One standing credit: to the right account? the right item?
-        let credit = standing[0]
+        let credit = perItem ?? standing[0]
         let receiver = credit.userID ?? "?"
         if !familyShared, let expected = expectedReceivers(t, receiver: receiver) {
             var v = make(
@@ -306,7 +324,9 @@ struct ClaimVerdictJudge {
             v.action = "Grant \(appleProduct) and reverse credit \(credit.creditID)."
             return v
         }
-        if let expectedUnits = c.expectedUnits(t), let units = credit.units, units != expectedUnits {
+        if let expectedUnits = c.expectedUnits(t), let units = credit.units, units != expectedUnits,
+            !c.creditsApplePeriod(t, units: units)
+        {
             var v = make(
                 .creditedWrongItem,
                 "Wrong quantity: transaction \(transactionID) (\(product)) should grant \(expectedUnits) units, but \(units) were credited to \(receiver)."
@@ -436,6 +456,13 @@ struct ClaimVerdictJudge {
         for sighting in sightings {
             for anomaly in (sighting.anomalies ?? "").split(separator: ",").map(String.init)
             where Self.forgeryAnomalies.contains(anomaly) {
+                // As IAP-007 holds: a forger's mark only where the app names its products under the bundle id
+                // and this product is not in its catalog (Apple lets an app name products freely).
+                if anomaly == "product-outside-bundle",
+                    !context.isForeignToCatalog(bundleID: sighting.bundleID, productID: sighting.productID)
+                {
+                    continue
+                }
                 markers.insert(anomaly)
             }
         }

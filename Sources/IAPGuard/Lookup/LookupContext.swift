@@ -90,6 +90,39 @@ struct LookupContext {
         return nil
     }
 
+    /// Whether `productID` lies outside the product namespace `bundleID`'s catalog uses: the catalog names at
+    /// least one product under the bundle id and does not hold this one (IAP-007's `product-outside-bundle`).
+    func isForeignToCatalog(bundleID: String?, productID: String?) -> Bool {
+        guard let bundleID, let productID else { return false }
+        let prefix = bundleID + "|"
+        if catalogUnits[prefix + productID] != nil { return false }
+        return catalogUnits.keys.contains { $0.hasPrefix(prefix + bundleID + ".") }
+    }
+
+    /// A multi-quantity purchase credited one row per item to one account (no more rows than Apple's quantity,
+    /// adding up to no more than catalog units × quantity): one credit of their summed units, as IAP-001 and
+    /// IAP-019 count it. `nil` for anything else.
+    func creditOfItemRows(_ t: LookupEvidence.Transaction, standing: [LookupEvidence.Credit]) -> LookupEvidence.Credit?
+    {
+        guard let quantity = t.quantity, quantity > 1, standing.count >= 2, standing.count <= quantity,
+            let first = standing.first, Set(standing.map(\.userID)).count == 1, let expected = expectedUnits(t)
+        else { return nil }
+        let units = standing.compactMap(\.units)
+        guard units.count == standing.count, units.reduce(0, +) <= expected else { return nil }
+        var merged = first
+        merged.units = units.reduce(0, +)
+        return merged
+    }
+
+    /// Whether `units` are the days of the period Apple sold for a subscription transaction (expiry minus
+    /// purchase, within half a day): a backend may credit a free-trial week or a 31-day month as such (IAP-019
+    /// holds the same).
+    func creditsApplePeriod(_ t: LookupEvidence.Transaction, units: Int64) -> Bool {
+        guard t.productType == "Auto-Renewable Subscription", let expires = t.expiresDate, let purchase = t.purchaseDate
+        else { return false }
+        return abs(units * 86_400_000 - (expires - purchase)) <= 43_200_000
+    }
+
     /// The first purchase of a transaction's family (same original id), when it is another transaction.
     func originalPurchase(of t: LookupEvidence.Transaction) -> LookupEvidence.Transaction? {
         guard let original = t.originalTransactionID, original != t.transactionID else { return nil }

@@ -173,4 +173,89 @@ import Testing
         #expect(credited.verdict.code == .paidAndCredited)
         #expect(!credited.flagged)
     }
+
+    @Test func aCatalogProductNamedOutsideTheBundleIsNoForgeryWhileAnUnknownOneIs() throws {
+        let world = try Self.world { w in
+            w.purchase(
+                "1000000000000601", user: "u-gems", order: "o-gems", at: Self.now - 10 * Self.day,
+                product: LookupTestWorld.gems, legacy: true, anomalies: ["product-outside-bundle"])
+            w.credit(
+                "c-601", tx: "1000000000000601", order: "o-gems", user: "u-gems", at: Self.now - 10 * Self.day + 60_000,
+                product: LookupTestWorld.gems, units: 1000)
+            w.purchase(
+                "1000000000000602", user: "u-crack", order: "o-crack", at: Self.now - 10 * Self.day,
+                product: "com.crackapp.unlimited.coins", legacy: true, anomalies: ["product-outside-bundle"])
+            w.credit(
+                "c-602", tx: "1000000000000602", order: "o-crack", user: "u-crack",
+                at: Self.now - 10 * Self.day + 60_000, product: "com.crackapp.unlimited.coins", units: 10000)
+        }
+        let gems = try Self.judged(world, "1000000000000601", rules: ["IAP-006", "IAP-007"])
+        #expect(gems.verdict.code == .paidAndCredited)
+        #expect(!gems.flagged)
+        let crack = try Self.judged(world, "1000000000000602", rules: ["IAP-007"])
+        #expect(crack.verdict.code == .forged)
+        #expect(crack.flagged)
+    }
+
+    @Test func aQuantityThreePurchaseCreditedOneRowPerItemIsOneCreditAndAMissingRowIsAWrongQuantity() throws {
+        let world = try Self.world { w in
+            for (tx, user, rows) in [("1000000000000701", "u-rows", 3), ("1000000000000702", "u-short", 2)] {
+                w.purchase(tx, user: user, order: "o-\(user)", at: Self.now - 10 * Self.day, price: 2970, quantity: 3)
+                for row in 0..<rows {
+                    w.credit(
+                        "c-\(user)-\(row)", tx: tx, order: "o-\(user)", user: user,
+                        at: Self.now - 10 * Self.day + 60_000, units: 100)
+                }
+            }
+        }
+        let rows = try Self.judged(world, "1000000000000701", rules: ["IAP-001", "IAP-019"])
+        #expect(rows.verdict.code == .paidAndCredited)
+        #expect(rows.verdict.details.contains { $0.contains("3 rows, one per item") })
+        #expect(!rows.flagged)
+        let short = try Self.judged(world, "1000000000000702", rules: ["IAP-001", "IAP-019"])
+        #expect(short.verdict.code == .creditedWrongItem)
+        #expect(short.verdict.headline.contains("should grant 300 units, but 200"))
+        #expect(!short.result.findings.contains { $0.ruleID == "IAP-001" && $0.isActive })
+        #expect(short.flagged)
+    }
+
+    @Test func aSubscriptionCreditedTheDaysOfItsApplePeriodIsPaidAndCredited() throws {
+        let world = try Self.world { w in
+            // A 31-day month, credited 31 days (the catalog says 1 unit a period).
+            let at = Self.now - 40 * Self.day
+            w.purchase(
+                "1000000000000801", user: "u-days", order: "o-days", at: at, product: LookupTestWorld.monthly,
+                price: 4990, expires: at + 31 * Self.day)
+            w.credit(
+                "c-801", tx: "1000000000000801", order: "o-days", user: "u-days", at: at + 60_000,
+                product: LookupTestWorld.monthly, units: 31)
+        }
+        let judged = try Self.judged(world, "1000000000000801", rules: ["IAP-019"])
+        #expect(judged.verdict.code == .paidAndCredited)
+        #expect(!judged.flagged)
+    }
+
+    @Test func aSubscriptionPeriodRefundedAfterItEndedHasNothingToClawBackWhileARunningOneHas() throws {
+        let world = try Self.world { w in
+            for (tx, user, refundedDaysAfterStart) in [
+                ("1000000000000901", "u-ended", Int64(40)), ("1000000000000902", "u-running", 10),
+            ] {
+                let at = Self.now - 60 * Self.day
+                w.purchase(
+                    tx, user: user, order: "o-\(user)", at: at, product: LookupTestWorld.monthly, price: 4990,
+                    revokedAt: at + refundedDaysAfterStart * Self.day, expires: at + 30 * Self.day)
+                w.credit(
+                    "c-\(user)", tx: tx, order: "o-\(user)", user: user, at: at + 60_000,
+                    product: LookupTestWorld.monthly,
+                    units: 1)
+            }
+        }
+        let ended = try Self.judged(world, "1000000000000901", rules: ["IAP-015"])
+        #expect(ended.verdict.code == .refundedAfterPeriod)
+        #expect(!ended.verdict.code.isProblem)
+        #expect(!ended.flagged)
+        let running = try Self.judged(world, "1000000000000902", rules: ["IAP-015"])
+        #expect(running.verdict.code == .refundedStillCredited)
+        #expect(running.flagged)
+    }
 }

@@ -13,6 +13,8 @@ struct LookupTestWorld {
     static let pack100 = "com.example.coins.pack100"
     static let noAds = "com.example.coins.noads"
     static let monthly = "com.example.coins.plus.monthly"
+    /// A catalog product named outside the bundle's namespace, as Apple allows.
+    static let gems = "gems_1000"
 
     let directory: URL
     let storePath: String
@@ -171,7 +173,8 @@ struct LookupTestWorld {
         environment: String = "Production", storefront: String = "USA", currency: String = "USD",
         price: Int64 = 990, token: String? = nil, ownership: String = "PURCHASED", reason: String = "PURCHASE",
         revokedAt: Int64? = nil, upgradedAt: Int64? = nil, legacy: Bool = false, failed: Bool = false,
-        bundle: String = bundle, outcome: VerificationOutcome? = nil
+        bundle: String = bundle, outcome: VerificationOutcome? = nil, anomalies: [String] = [],
+        quantity: Int64 = 1, expires: Int64? = nil
     ) {
         var t = AppleTransaction(transactionID: tx)
         t.originalTransactionID = original ?? tx
@@ -180,8 +183,9 @@ struct LookupTestWorld {
         t.type =
             product == Self.noAds
             ? "Non-Consumable" : (product == Self.monthly ? "Auto-Renewable Subscription" : "Consumable")
-        t.quantity = 1
+        t.quantity = quantity
         t.purchaseDate = at
+        t.expiresDate = expires
         t.originalPurchaseDate = at
         t.environment = environment
         t.storefront = storefront
@@ -214,6 +218,7 @@ struct LookupTestWorld {
         sighting.receivedAt = at + 2000
         sighting.receiptKey = "key-\(payloadCounter)"
         if tx.hasPrefix("com.urus") { sighting.anomalies = ["non-numeric-id"] }
+        sighting.anomalies += anomalies
         batch.sightings.append(sighting)
         if let order, let user {
             self.order(order, user: user, tx: tx, product: product, at: at - 5000, token: token, storefront: storefront)
@@ -293,6 +298,9 @@ struct LookupTestWorld {
             .init(
                 bundleID: Self.bundle, productID: Self.monthly, type: "Auto-Renewable Subscription", units: 1,
                 referencePrice: 4990, referenceCurrency: "USD"),
+            .init(
+                bundleID: Self.bundle, productID: Self.gems, type: "Consumable", units: 1000, referencePrice: 990,
+                referenceCurrency: "USD"),
         ]
         reference.testers = ["qa-1"]
         reference.fxRates = [
