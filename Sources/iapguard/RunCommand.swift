@@ -115,6 +115,7 @@ struct RunCommand: ParsableCommand {
         let pings = options.dryRun ? nil : healthcheck
         let verifier: any AppleRecordVerifier
         do {
+            try Self.checkRulesFolder(config)
             verifier = try Verification.makeVerifier(for: config)
         } catch {
             FileHandle.standardError.write(Data("iapguard: \(error)\n".utf8))
@@ -159,10 +160,30 @@ struct RunCommand: ParsableCommand {
         if code != ExitCodes.ok { throw ExitCode(code) }
     }
 
-    /// The exit code of a run that returned a summary.
+    /// A config whose `rules` folder is missing, unreadable or holds no rule file: a typo there must not give
+    /// a green run with no findings.
+    static func checkRulesFolder(_ config: Config) throws {
+        guard let folder = config.rulesDirectory else { return }
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder), isFolder.boolValue else {
+            throw RulesFolderError(message: "rules: \(folder.path) is not a folder")
+        }
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        guard files.contains(where: { $0.hasSuffix(".yaml") || $0.hasSuffix(".yml") }) else {
+            throw RulesFolderError(message: "rules: \(folder.path) holds no rule file (*.yaml)")
+        }
+    }
+
+    struct RulesFolderError: Error, CustomStringConvertible {
+        let message: String
+        var description: String { message }
+    }
+
+    /// The exit code of a run that returned a summary. A rule that could not be loaded or whose query failed
+    /// is a partial run, like a source that could not be read: the findings it would have made are missing.
     static func exitCode(for summary: RunSummary) -> Int32 {
         if summary.stopped { return SignalFlag.shared.stopExitCode }
-        if !summary.errors.isEmpty { return ExitCodes.sourceUnreachable }
+        if !summary.errors.isEmpty || !summary.ruleErrors.isEmpty { return ExitCodes.sourceUnreachable }
         if summary.findingsAtOrAboveFailOn { return ExitCodes.findings }
         return ExitCodes.ok
     }

@@ -266,6 +266,7 @@ extension Pipeline {
     func record(_ result: RuleRunResult, rules: [Rule], failOn: Finding.Level?, into summary: inout RunSummary) {
         for stats in result.erroredRules {
             summary.ruleErrors.append("\(stats.ruleID): \(stats.error ?? "error")")
+            logger.error("rule failed", metadata: ["rule": "\(stats.ruleID)", "error": "\(stats.error ?? "error")"])
         }
         summary.ruleStats = result.stats.sorted { $0.ruleID < $1.ruleID }
         for finding in result.findings

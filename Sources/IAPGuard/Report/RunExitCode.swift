@@ -11,7 +11,8 @@ public enum RunExitCode: Int32, Sendable, CaseIterable, CustomStringConvertible 
     /// Bad input stopped the run (e.g. a CSV source missing a required column). Bad single records are
     /// quarantined and do not stop the run. `EX_DATAERR`.
     case badInput = 65
-    /// A source could not be reached or opened (missing file, unreadable database). `EX_UNAVAILABLE`.
+    /// A source could not be reached or opened (missing file, unreadable database), or a rule could not run:
+    /// the findings may be incomplete. `EX_UNAVAILABLE`.
     case sourceUnavailable = 69
     /// An unexpected internal error (a bug). `EX_SOFTWARE`.
     case internalError = 70
@@ -34,7 +35,7 @@ public enum RunExitCode: Int32, Sendable, CaseIterable, CustomStringConvertible 
         case .findings: return "done, findings at or above --fail-on"
         case .usage: return "bad usage"
         case .badInput: return "bad input stopped the run"
-        case .sourceUnavailable: return "a source is unreachable"
+        case .sourceUnavailable: return "a source is unreachable or a rule failed"
         case .internalError: return "internal error"
         case .ioError: return "cannot write the store or the reports"
         case .lockHeld: return "another run holds the lock"
