@@ -10,7 +10,8 @@ struct LookupCommand: ParsableCommand {
         abstract: "Answer a support claim by id: verdict, evidence, timeline and findings (read-only).",
         discussion: """
             ID is a transaction ID, original transaction ID, order ID (the backend's), Apple order ID (from the \
-            receipt e-mail; needs the App Store Server API), user ID or app account token. Without --kind every \
+            receipt e-mail; needs the App Store Server API), user ID, app account token or app transaction ID \
+            (the Apple Account, Apple's appTransactionId). Without --kind every \
             kind is tried and the answer says which matched.
 
             The config defaults to ./iapguard.yml when that file exists; --store reads a store directly. The \
@@ -34,7 +35,9 @@ struct LookupCommand: ParsableCommand {
     @Option(name: .long, help: "Also write the answer as an HTML page to attach to a case.")
     var html: String?
 
-    @Option(name: .long, help: "Only try this kind of id: transaction, original, order, apple-order, user or token.")
+    @Option(
+        name: .long,
+        help: "Only try this kind of id: transaction, original, order, apple-order, user, token or app-transaction-id.")
     var kind: String?
 
     @Flag(
