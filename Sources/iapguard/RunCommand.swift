@@ -198,7 +198,7 @@ struct RunCommand: ParsableCommand {
         if let problem = pinger.ping(event, body: body) {
             logger.warning(
                 "healthcheck ping failed (the run is not affected)",
-                metadata: ["url": "\(pinger.target(event))", "error": "\(problem)"])
+                metadata: ["url": "\(pinger.loggableTarget(event))", "error": "\(problem)"])
         }
     }
 

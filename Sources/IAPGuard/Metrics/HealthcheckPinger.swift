@@ -32,6 +32,22 @@ public struct HealthcheckPinger: Sendable {
         }
     }
 
+    /// The ping's address for logs: scheme, host and port only. The path (a ping UUID or key) works as a
+    /// password and is never logged.
+    public func loggableTarget(_ event: Event) -> String {
+        var parts = URLComponents()
+        parts.scheme = url.scheme
+        parts.host = url.host
+        parts.port = url.port
+        let suffix: String
+        switch event {
+        case .start: suffix = "/start"
+        case .success: suffix = ""
+        case .failure: suffix = "/fail"
+        }
+        return (parts.string ?? "(the healthcheck URL)") + "/…" + suffix
+    }
+
     /// Sends one ping and waits at most `timeout` seconds. Returns nil on a 2xx answer, else the problem.
     public func ping(_ event: Event, body: String = "") -> String? {
         var request = URLRequest(url: target(event), timeoutInterval: timeout)

@@ -102,6 +102,19 @@ final class HealthcheckListener: @unchecked Sendable {
         #expect(seen.contains("POST /ping/abc/fail HTTP/1.1 | run 2 failed"))
     }
 
+    /// The ping URL's path (a UUID or key) works as a password: what the log gets keeps only the host.
+    @Test func theLoggedAddressNeverHoldsThePingKey() throws {
+        let key = "5f1c2d3e-0000-4abc-9def-1234567890ab"
+        let pinger = HealthcheckPinger(
+            url: try #require(URL(string: "https://hc-ping.example:8443/\(key)")), timeout: 5)
+        for event in [HealthcheckPinger.Event.start, .success, .failure] {
+            let logged = pinger.loggableTarget(event)
+            #expect(!logged.contains(key))
+            #expect(logged.hasPrefix("https://hc-ping.example:8443/…"))
+        }
+        #expect(pinger.loggableTarget(.failure).hasSuffix("/fail"))
+    }
+
     @Test func errorsAndSilenceAreReportedWithinTheTimeout() throws {
         let failing = try HealthcheckListener(status: 500)
         let url = try #require(URL(string: "http://127.0.0.1:\(failing.port)/x"))
