@@ -164,6 +164,9 @@ public struct Config: Sendable {
             throw ConfigError(file: path, key: "reference_currency", message: "expected an ISO 4217 code like USD")
         }
         let fx = try reader.string(top, "fx_rates", at: nil).map(reader.resolve)
+        if let fx, !FileManager.default.fileExists(atPath: fx.path) {
+            throw ConfigError(file: path, key: "fx_rates", message: "no such file: \(fx.path)")
+        }
         let trust = try reader.stringList(top, "trust", at: nil).map(reader.resolve)
         let trustApple = try reader.bool(top, "trust_apple_root", at: nil) ?? true
 

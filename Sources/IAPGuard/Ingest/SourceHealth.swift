@@ -121,6 +121,9 @@ public struct SourceHealth: Sendable {
             } else if hadEarlierRecords {
                 let detail = headerOnly.isEmpty ? "" : "header only: \(headerOnly.joined(separator: ", ")); "
                 warnings.append("delivered 0 records (\(detail)earlier runs had records)")
+            } else if !headerOnly.isEmpty {
+                // A first delivery of nothing but a header is as suspect as an empty file.
+                warnings.append("delivered 0 records (header only: \(headerOnly.joined(separator: ", ")))")
             }
         }
         if let minimum = source.minRecords, wasRead, good < minimum {

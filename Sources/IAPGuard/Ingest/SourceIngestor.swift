@@ -36,9 +36,15 @@ public struct SourceIngestor {
             throw SourceError(source: source.name, message: "\(source.path.path): no such file or folder")
         }
         guard isDirectory.boolValue else { return [source.path] }
-        return try FileManager.default.contentsOfDirectory(at: source.path, includingPropertiesForKeys: nil)
-            .filter { !$0.lastPathComponent.hasPrefix(".") }
-            .sorted { $0.lastPathComponent < $1.lastPathComponent }
+        // Subfolders (an archive of older exports, say) are not the source's files: skipped, not read.
+        return try FileManager.default.contentsOfDirectory(
+            at: source.path, includingPropertiesForKeys: [.isDirectoryKey]
+        )
+        .filter { url in
+            !url.lastPathComponent.hasPrefix(".")
+                && (try? url.resourceValues(forKeys: [.isDirectoryKey]))?.isDirectory != true
+        }
+        .sorted { $0.lastPathComponent < $1.lastPathComponent }
     }
 
     /// Ingests every file, calling `sink` with each batch and `fileDone` after each file's state was recorded

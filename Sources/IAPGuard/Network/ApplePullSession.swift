@@ -256,6 +256,11 @@ final class ApplePullSession {
     /// with the app each belongs to as far as the store knows (its transaction, order, credit's order or
     /// notification), nil when nothing says.
     func transactionCandidates() throws -> [(id: String, bundle: String?)] {
+        try Self.transactionCandidates(in: store)
+    }
+
+    /// ``transactionCandidates()`` of `store`.
+    static func transactionCandidates(in store: any PurchaseStore) throws -> [(id: String, bundle: String?)] {
         var candidates: [(id: String, bundle: String?)] = []
         try store.query(
             """
@@ -304,13 +309,22 @@ final class ApplePullSession {
             if let mark = try PullWatermark.load(store, source: source.name, key: key), let notFound = mark.notFoundAt,
                 nowMs - notFound < notFoundRecheck
             {
+                try answered(transactionID)
                 continue
             }
-            if try isVerified(transactionID) { continue }
+            if try isVerified(transactionID) {
+                try answered(transactionID)
+                continue
+            }
             guard canCall else {
                 summary.left.append(
                     "transaction history: \(candidates.count - index) transaction(s) of \(bundle) not checked (\(outOfCalls))"
                 )
+                for left in candidates[index...] where Self.isAppleTransactionID(left) {
+                    try store.setUnchecked(
+                        left, reason: "the pull stopped before asking (\(outOfCalls))", sourceName: source.name,
+                        runID: runID)
+                }
                 return
             }
             var outcome = PagesResult.notFound
@@ -328,7 +342,21 @@ final class ApplePullSession {
                 mark.notFoundAt = nowMs
                 try mark.save(store, source: source.name, key: key, runID: runID)
             }
+            if outcome == .incomplete, try !isVerified(transactionID) {
+                let reason =
+                    canCall
+                    ? "Apple's answer could not be had (the call failed)"
+                    : "the pull stopped before Apple answered (\(outOfCalls))"
+                try store.setUnchecked(transactionID, reason: reason, sourceName: source.name, runID: runID)
+            } else {
+                try answered(transactionID)
+            }
         }
+    }
+
+    /// Apple has answered about `transactionID` (found, or not found): it is no longer unchecked.
+    private func answered(_ transactionID: String) throws {
+        try store.setUnchecked(transactionID, reason: nil, sourceName: source.name, runID: runID)
     }
 
     // MARK: - Refund history

@@ -81,6 +81,11 @@ public struct ApplePuller {
         } catch {
             summary.errors.append("\(error)")
             summary.left.append("everything (no usable API key)")
+            if source.pull.transactionHistory {
+                try store.setUncheckedTransactions(
+                    try Self.askable(store), reason: "no usable App Store Server API key", sourceName: source.name,
+                    runID: runID)
+            }
             return summary
         }
         let counting = CountingHTTPClient(httpClient)
@@ -114,6 +119,12 @@ public struct ApplePuller {
             orderedByBundle[bundle] = environments.compactMap { clients[$0] }
         }
         var candidates: [(id: String, bundle: String?)]?
+        // Every transaction the pull means to ask about is unchecked until Apple answers: a pull that stops
+        // early leaves the rest named, with why, for IAP-020.
+        if source.pull.transactionHistory {
+            try store.setUncheckedTransactions(
+                try Self.askable(store), reason: "not asked yet", sourceName: source.name, runID: runID)
+        }
         for (index, bundle) in bundles.enumerated() {
             let clients = clientsByBundle[bundle] ?? [:]
             let ordered = orderedByBundle[bundle] ?? []
@@ -146,6 +157,11 @@ public struct ApplePuller {
         summary = session.summary
         summary.attempts = counting.count
         return summary
+    }
+
+    /// The candidate transactions Apple can be asked about (decimal ids).
+    static func askable(_ store: any PurchaseStore) throws -> [String] {
+        try ApplePullSession.transactionCandidates(in: store).map(\.id).filter(ApplePullSession.isAppleTransactionID)
     }
 
     private enum Phase {

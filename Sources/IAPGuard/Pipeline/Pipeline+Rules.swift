@@ -5,16 +5,21 @@ extension Pipeline {
     /// The rule stage, the report and the run's final status, as one store transaction: the findings (and
     /// the rewind of earlier runs of this window) commit only after the report folder is in place, and the
     /// run is `ok` only if all of it happened.
+    ///
+    /// A signal (`shouldStop`) before the stage's transaction, or once its rules have run, ends it with
+    /// ``Pipeline/StopRequested`` and nothing of it committed.
     func evaluateReportAndFinish(
-        store: any SQLBackedStore, window: RunWindow, options: Options, writesReports: Bool, summary: inout RunSummary
+        store: any SQLBackedStore, window: RunWindow, options: Options, writesReports: Bool, summary: inout RunSummary,
+        shouldStop: () -> Bool = { false }
     ) throws {
         guard let rulesDirectory = config.rulesDirectory else {
             try fillStoreCounts(store, into: &summary)
             try finish(store, &summary)
             return
         }
-        let (rules, loadErrors) = RuleSet.load(from: rulesDirectory)
-        for error in loadErrors {
+        let (loaded, loadErrors) = RuleSet.load(from: rulesDirectory)
+        let (rules, viewErrors) = RuleSet.readingViewsOnly(loaded)
+        for error in loadErrors + viewErrors {
             summary.ruleErrors.append("\(error)")
             logger.error("rule file rejected", metadata: ["error": "\(error)"])
         }
@@ -63,6 +68,7 @@ extension Pipeline {
         // The ingest's last pages were copied into the file while the scope was built; the readers started
         // from here read the file, not the WAL. What is left of that copy counts as ingest.
         summary.stageSeconds["ingest", default: 0] += try Self.measure { try store.endIngestCheckpoints() }
+        if shouldStop() { throw StopRequested() }
         try store.connection.transaction {
             summary.rewoundRunIDs = try rewind.rewind(runsEndingAtOrAfter: window.until, currentRunID: runID)
             if !summary.rewoundRunIDs.isEmpty {
@@ -139,6 +145,7 @@ extension Pipeline {
             for stats in result.stats { summary.ruleModes[stats.ruleID] = stats.mode ?? "full" }
             record(result, rules: rules, failOn: options.failOn, into: &summary)
             CrashPoint.shared.reached("rules")
+            if shouldStop() { throw StopRequested() }
             var cases: [IncidentCase] = []
             summary.stageSeconds["cases"] = try Self.measure {
                 cases = try buildCases(

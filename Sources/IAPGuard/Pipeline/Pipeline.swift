@@ -136,13 +136,26 @@ public struct Pipeline {
             summary.stageSeconds["ingest"] = ingestSeconds
             // The parse workers' freed batches stay in their allocator arenas otherwise (see FreedMemory).
             FreedMemory.release()
+            // A signal during the index build or the API pull stops the run before the rules, too.
+            if !summary.stopped, shouldStop() { summary.stopped = true }
             if summary.stopped {
                 try fillStoreCounts(store, into: &summary)
                 logger.warning("stopped on a signal between batches", metadata: ["run_id": "\(runID)"])
                 try finish(store, &summary)
             } else {
-                try evaluateReportAndFinish(
-                    store: store, window: window, options: options, writesReports: writesReports, summary: &summary)
+                do {
+                    try evaluateReportAndFinish(
+                        store: store, window: window, options: options, writesReports: writesReports,
+                        summary: &summary, shouldStop: shouldStop)
+                } catch is StopRequested {
+                    // The rule stage's transaction was rolled back: the earlier findings stand, and the next
+                    // run evaluates what this one ingested.
+                    summary.stopped = true
+                    summary.activeHits = [:]
+                    try fillStoreCounts(store, into: &summary)
+                    logger.warning("stopped on a signal during the rule stage", metadata: ["run_id": "\(runID)"])
+                    try finish(store, &summary)
+                }
             }
         } catch {
             summary.finishedAt = Clock.nowMillis()

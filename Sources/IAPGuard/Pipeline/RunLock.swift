@@ -27,8 +27,12 @@ public final class RunLock {
         try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
-            throw SourceError(
-                source: "lock", message: "cannot open lock file \(path): \(String(cString: strerror(errno)))")
+            // The store's folder cannot be written (read-only, full, not a folder): an I/O problem (exit 74),
+            // not bad input.
+            throw StoreError(
+                message:
+                    "cannot open the run lock \(path): \(String(cString: strerror(errno))) (the store's folder must be writable)"
+            )
         }
         if flock(fd, LOCK_EX | LOCK_NB) != 0 {
             var buffer = [UInt8](repeating: 0, count: 256)

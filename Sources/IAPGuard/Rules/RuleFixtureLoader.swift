@@ -11,6 +11,7 @@ public struct RuleFixtureLoader {
         "transactions": "apple_transaction", "sightings": "apple_sighting", "orders": "backend_order",
         "credits": "credit", "notifications": "notification", "apps": "ref_app", "catalog": "ref_product",
         "testers": "ref_tester", "fx_rates": "ref_fx_rate", "runs": "run", "users": "user_account",
+        "unchecked_transactions": "api_unchecked",
     ]
     /// Columns holding epoch-ms times.
     public static let timeColumns: Set<String> = [
@@ -121,6 +122,7 @@ public struct RuleFixtureLoader {
         case "ref_product": return ["type": .text("Consumable"), "units": .integer(1)]
         case "ref_fx_rate": return ["source": .text("fixture")]
         case "run": return ["started_at": .integer(0), "status": .text("finished"), "tool_version": .text("fixture")]
+        case "api_unchecked": return ["source_name": .text("fixture"), "reason": .text("not asked yet")]
         default: return [:]
         }
     }

@@ -21,6 +21,12 @@ public protocol PurchaseStore: AnyObject {
     /// Removes the quarantined records of a source's file named `fileName` (locations `fileName:…`) that
     /// are not in `kept`: called once the file was read whole, with what that read quarantined.
     func removeQuarantined(sourceName: String, fileName: String, keeping kept: Set<QuarantinedRecord.Key>) throws
+    /// Replaces what `sourceName` has not asked Apple about by `transactionIDs`, each with `reason`
+    /// (`unchecked_transactions`).
+    func setUncheckedTransactions(_ transactionIDs: [String], reason: String, sourceName: String, runID: Int64) throws
+    /// Sets the reason of one transaction `sourceName` has not asked Apple about; `nil` removes it (Apple
+    /// answered).
+    func setUnchecked(_ transactionID: String, reason: String?, sourceName: String, runID: Int64) throws
     /// Runs read-only SQL with named parameters, handing rows to `body`.
     func query(
         _ sql: String, parameters: [String: SQLValue], _ body: (_ columns: [String], _ row: [SQLValue]) throws -> Void

@@ -28,6 +28,13 @@ extension SQLBackedStore {
                 """))
         let applied = Set(
             try connection.query("SELECT version FROM schema_migration", []).compactMap { $0.first?.integerValue })
+        // Migrations only move forward: a store a newer binary migrated is never written by an older one.
+        if let newest = applied.max(), newest > Int64(Schema.latestVersion) {
+            throw StoreError(
+                message:
+                    "the store was written by a newer iapguard (schema \(newest); this binary knows \(Schema.latestVersion)): run the newer binary, or restore the backup taken before the upgrade"
+            )
+        }
         let pending = Schema.migrations.filter { !applied.contains(Int64($0.version)) }
         // A migration may drop or rebuild an index a killed first load left deferred: build those first.
         if !pending.isEmpty, applied.contains(Int64(DeferredIndexSchema.migration.version)) { try finishBulkLoad() }
@@ -152,6 +159,29 @@ extension SQLBackedStore {
                 .text(sourceName), .text(state.path), .integer(state.size), .text(state.contentHash), .integer(runID),
                 state.statKey.map { .text($0) } ?? .null,
             ])
+    }
+
+    public func setUncheckedTransactions(
+        _ transactionIDs: [String], reason: String, sourceName: String, runID: Int64
+    ) throws {
+        try connection.run("DELETE FROM api_unchecked WHERE source_name = ?", [.text(sourceName)])
+        for id in Set(transactionIDs).sorted() {
+            try connection.run(
+                "INSERT INTO api_unchecked (source_name, transaction_id, reason, run_id) VALUES (?, ?, ?, ?)",
+                [.text(sourceName), .text(id), .text(reason), .integer(runID)])
+        }
+    }
+
+    public func setUnchecked(_ transactionID: String, reason: String?, sourceName: String, runID: Int64) throws {
+        guard let reason else {
+            try connection.run(
+                "DELETE FROM api_unchecked WHERE source_name = ? AND transaction_id = ?",
+                [.text(sourceName), .text(transactionID)])
+            return
+        }
+        try connection.run(
+            "UPDATE api_unchecked SET reason = ?, run_id = ? WHERE source_name = ? AND transaction_id = ?",
+            [.text(reason), .integer(runID), .text(sourceName), .text(transactionID)])
     }
 
     // MARK: Reads

@@ -39,6 +39,7 @@ public enum Schema {
         TokenIndexSchema.migration,
         UpgradeEventSchema.migration,
         RenewalIndexSchema.migration,
+        UncheckedTransactionSchema.migration,
     ]
 
     /// The newest schema version.

@@ -99,6 +99,19 @@ import Testing
             path: credits.jsonl
         """
 
+    @Test func aMissingFXRatesFileIsABadConfigNamingTheKey() throws {
+        let error = try #require(throws: ConfigError.self) {
+            try Config.parse(
+                """
+                apps: [{bundle_id: com.example}]
+                fx_rates: data/no-such-rates.csv
+                sources: [{name: o, kind: orders, format: csv, path: orders.csv}]
+                """, file: file)
+        }
+        #expect(error.key == "fx_rates")
+        #expect(error.description.contains("no such file: /etc/iapguard/data/no-such-rates.csv"))
+    }
+
     @Test func aWrongValueDeepInABlockNamesItsLineAndKey() throws {
         let error = try #require(throws: ConfigError.self) { try Config.parse(Self.blockConfig, file: file) }
         #expect(error.key == "apps[0].products[1].units")

@@ -61,6 +61,16 @@ import Testing
         #expect(declared.status == "ok", "\(declared.errors)")
     }
 
+    /// A source whose very first delivery is a header without a record warns, as an empty file does: a
+    /// first run must not be quietly green with a whole source missing.
+    @Test func aHeaderOnlyFirstDeliveryWarns() throws {
+        let world = try IngestTestWorld()
+        try world.write("orders.csv", Self.orderHeader + "\n")
+        let first = try world.run(
+            try world.config(sources: ["{name: orders, kind: orders, format: csv, path: data/orders.csv}"]))
+        #expect(first.warnings.contains { $0.contains("source orders: delivered 0 records (header only: orders.csv)") })
+    }
+
     @Test func anEmptyDeliveryWarnsAndMinRecordsMakesItAnError() throws {
         let world = try IngestTestWorld()
         try world.write("orders.csv", ([Self.orderHeader] + Self.orderRows).joined(separator: "\n") + "\n")

@@ -25,6 +25,15 @@ import Testing
             source: config, verifier: try VerifyTestWorld.verifier(), configHash: "test", batchSize: 7)
     }
 
+    /// A folder source's subfolders (an archive of older exports) are not its files: skipped, never read.
+    @Test func aFolderSourceSkipsItsSubfolders() throws {
+        let ingestor = try Self.source("a", Self.creditLines(50))
+        let archive = ingestor.source.path.appendingPathComponent("archive")
+        try FileManager.default.createDirectory(at: archive, withIntermediateDirectories: true)
+        try Data("not a credit\n".utf8).write(to: archive.appendingPathComponent("old.jsonl"))
+        #expect(try ingestor.files().map(\.lastPathComponent) == ["part-0.jsonl", "part-1.jsonl"])
+    }
+
     @Test func theFeedGivesEachSourceTheBatchesAndFileStatesOfAOneThreadRead() throws {
         let store = try SQLiteStore(path: ":memory:")
         try store.migrate()

@@ -343,6 +343,26 @@ struct ApplePullerTests {
         #expect(session.outOfCalls == "10 calls failed this run")
     }
 
+    /// A pull that stops early names the credited transactions it did not get to ask Apple about, with why
+    /// (`unchecked_transactions`, which IAP-020 reads); once Apple answers, they are no longer named.
+    @Test func aPullThatStopsEarlyNamesTheTransactionsItDidNotAskAbout() throws {
+        let world = try Self.populated()
+        let short = try world.config(
+            environments: "[Production]", maxCalls: 2, pull: "{notifications: false, refund_history: false}")
+        let store = try world.openStore(short)
+        try world.credit(store, Self.credited, runID: 0)
+        _ = try Self.pull(world, short, store)
+        let unchecked = try world.rows(store, "SELECT transaction_id, reason FROM unchecked_transactions")
+        #expect(unchecked.map { $0[0] } == ["2000000000000005"])
+        #expect(unchecked.first?[1]?.contains("call budget spent") == true)
+
+        let full = try world.config(
+            environments: "[Production]", pull: "{notifications: false, refund_history: false}")
+        _ = try Self.pull(world, full, store)
+        #expect(try world.rows(store, "SELECT COUNT(*) FROM unchecked_transactions").first?.first == "0")
+        #expect(try world.rows(store, "SELECT COUNT(*) FROM transactions").first?.first == "5")
+    }
+
     @Test func theKeyAndTheTokensNeverAppearInLogs() throws {
         let world = try Self.populated()
         let config = try world.config(environments: "[Production]")
@@ -489,6 +509,12 @@ final class FailingStore: PurchaseStore {
     }
     func setFileState(_ state: FileState, sourceName: String, runID: Int64) throws {
         try base.setFileState(state, sourceName: sourceName, runID: runID)
+    }
+    func setUncheckedTransactions(_ transactionIDs: [String], reason: String, sourceName: String, runID: Int64) throws {
+        try base.setUncheckedTransactions(transactionIDs, reason: reason, sourceName: sourceName, runID: runID)
+    }
+    func setUnchecked(_ transactionID: String, reason: String?, sourceName: String, runID: Int64) throws {
+        try base.setUnchecked(transactionID, reason: reason, sourceName: sourceName, runID: runID)
     }
     func query(_ sql: String, parameters: [String: SQLValue], _ body: ([String], [SQLValue]) throws -> Void) throws {
         try base.query(sql, parameters: parameters, body)

@@ -137,6 +137,27 @@ struct CrashSafetyTests {
         #expect(try world.reportFiles() == baseline.reports)
     }
 
+    /// A signal once ingest is done (while the scope is planned, or as the rules finish) stops the run too:
+    /// the rule stage commits nothing, the run is `stopped` with the signal's code, and the next run ends
+    /// exactly like an uninterrupted one.
+    @Test(arguments: ["scope:1", "rules:1"])
+    func sigtermAfterIngestStopsBeforeTheRuleStageCommitsAndTheNextRunCompletes(point: String) throws {
+        let baseline = try Self.baseline.get()
+        let world = try PipelineTestWorld()
+        defer { world.remove() }
+        let stopped = try world.run(Self.batchArguments, environment: ["IAPGUARD_SIGNAL_AFTER": point])
+        #expect(!stopped.signaled)
+        #expect(stopped.status == RunExitCode.interrupted.rawValue)
+        #expect(try world.runStatuses() == ["stopped"])
+        #expect(try world.reportFiles().isEmpty)
+        let again = try world.run(Self.batchArguments)
+        #expect(again.status == 0)
+        #expect(try world.runStatuses() == ["ok"])
+        let dump = try world.canonicalDump()
+        #expect(dump == baseline.dump, "\(firstDifference(dump, baseline.dump))")
+        #expect(try world.reportFiles() == baseline.reports)
+    }
+
     @Test func sigintStopsBetweenBatchesWithTheShellsInterruptCode() throws {
         let baseline = try Self.baseline.get()
         let world = try PipelineTestWorld()

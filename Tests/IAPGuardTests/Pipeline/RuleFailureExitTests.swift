@@ -12,6 +12,20 @@ import Testing
         try lines.joined(separator: "\n").write(toFile: world.configPath, atomically: true, encoding: .utf8)
     }
 
+    /// Runs `world` with a copy of the shipped rules in which `file` has `text` replaced by `replacement`.
+    static func runWithEditedRule(
+        _ world: PipelineTestWorld, _ file: String, replacing text: String, with replacement: String
+    ) throws -> PipelineTestWorld.Outcome {
+        let rules = world.directory.appendingPathComponent("my-rules")
+        try FileManager.default.copyItem(at: Fixtures.repoRoot.appendingPathComponent("rules"), to: rules)
+        let url = rules.appendingPathComponent(file)
+        let original = try String(contentsOf: url, encoding: .utf8)
+        #expect(original.contains(text), "\(file) no longer holds the text the test edits")
+        try original.replacingOccurrences(of: text, with: replacement).write(to: url, atomically: true, encoding: .utf8)
+        try useRules(world, rules.path)
+        return try world.run()
+    }
+
     @Test func aRulesFolderThatDoesNotExistIsABadConfigNotAGreenRun() throws {
         let world = try PipelineTestWorld()
         defer { world.remove() }
@@ -24,19 +38,22 @@ import Testing
     @Test func aRuleWhoseQueryFailsMakesThePartialExitCodeAndAnErrorLogLine() throws {
         let world = try PipelineTestWorld()
         defer { world.remove() }
-        let rules = world.directory.appendingPathComponent("my-rules")
-        try FileManager.default.copyItem(at: Fixtures.repoRoot.appendingPathComponent("rules"), to: rules)
-        let file = rules.appendingPathComponent("IAP-020-unconfirmed-credit.yaml")
-        let text = try String(contentsOf: file, encoding: .utf8)
         // The query reads a column no view has: SQLite refuses it when the rule runs.
-        try text.replacingOccurrences(
-            of: "WHERE c.transaction_id IS NOT NULL\n", with: "WHERE c.no_such_column IS NOT NULL\n"
-        )
-        .write(to: file, atomically: true, encoding: .utf8)
-        try Self.useRules(world, rules.path)
-        let outcome = try world.run()
+        let outcome = try Self.runWithEditedRule(
+            world, "IAP-020-unconfirmed-credit.yaml", replacing: "WHERE c.transaction_id IS NOT NULL\n",
+            with: "WHERE c.no_such_column IS NOT NULL\n")
         #expect(outcome.status == 69)
         #expect(outcome.stderr.contains("\"msg\":\"rule failed\""))
         #expect(outcome.stderr.contains("IAP-020"))
+    }
+
+    @Test func aRuleThatReadsAPrivateTableIsNotRunAndTheRunIsPartial() throws {
+        let world = try PipelineTestWorld()
+        defer { world.remove() }
+        let outcome = try Self.runWithEditedRule(
+            world, "IAP-017-sandbox-credited-in-production.yaml", replacing: "FROM transactions t",
+            with: "FROM apple_transaction t")
+        #expect(outcome.status == 69)
+        #expect(outcome.stderr.contains("reads 'apple_transaction', a private table"))
     }
 }

@@ -29,6 +29,17 @@ import Testing
         withExtendedLifetime(first) {}
     }
 
+    /// A lock that cannot be created (the store's folder is not writable, or not a folder) is an I/O
+    /// problem of the store (exit 74), not bad input.
+    @Test func aLockThatCannotBeCreatedIsAStoreIOError() throws {
+        let file = TestScratch.root.appendingPathComponent("iapguard-lock-file-\(UUID().uuidString)")
+        try Data("a file, not a folder".utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let error = try #require(throws: (any Error).self) { try RunLock(path: file.path + "/store.lock") }
+        #expect(RunExitCode(error: error) == .ioError)
+        #expect("\(error)".contains("the store's folder must be writable"))
+    }
+
     @Test func releasedLockCanBeTakenAgain() throws {
         let path = Self.temporaryLockPath()
         do { _ = try RunLock(path: path) }

@@ -28,6 +28,8 @@ import Testing
             DROP INDEX apple_transaction_test_environment;
             DROP INDEX apple_sighting_test_environment;
             DROP INDEX apple_transaction_renewal;
+            DROP VIEW unchecked_transactions;
+            DROP TABLE api_unchecked;
             DROP VIEW users;
             DROP TABLE user_account;
             DROP VIEW cases;
@@ -84,6 +86,20 @@ import Testing
         try store.migrate()
         #expect(try store.schemaVersion() == Schema.latestVersion)
         #expect(try Self.indexes(store) == latest)
+    }
+
+    /// Migrations only move forward: a store a newer binary migrated is refused, never written.
+    @Test func aStoreFromANewerSchemaIsRefused() throws {
+        let store = try SQLiteStore(path: ":memory:")
+        try store.migrate()
+        try store.database.execute(
+            "INSERT INTO schema_migration (version, name, applied_at) VALUES (\(Schema.latestVersion + 1), 'future', 0)"
+        )
+        #expect {
+            try store.migrate()
+        } throws: { error in
+            "\(error)".contains("written by a newer iapguard (schema \(Schema.latestVersion + 1)")
+        }
     }
 
     /// Tokens are compared by their lower case everywhere, so only that is indexed, and a lookup by token

@@ -907,7 +907,7 @@ add(OC, "missing-transaction-id-column", HEADER + "\n" + ROW1 + "\n" + ROW2 + "\
 add(OC, "all-rows-bad", HEADER + ",transaction_id\no-1,u-1,p,free,USD,2026-01-01,1\no-2,u-2,p,gratis,USD,2026-01-01,2\n",
     "partial", "no good record")
 add(OC, "good-export-ok", HEADER + ",transaction_id\n" + ROW1 + ",1\n" + ROW2 + ",2\n", "ok:2", "")
-add(OC, "header-only-first-delivery-ok", HEADER + ",transaction_id\n", "ok:0", "")
+add(OC, "header-only-first-delivery-warns", HEADER + ",transaction_id\n", "warning", "header only")
 CCS = "source-credits-csv"
 add(CCS, "missing-units-column", "credit_id,transaction_id,user_id,credited_at\nc-1,1,u-1,2026-01-01\n", "partial",
     "no good record")
