@@ -39,6 +39,10 @@ public struct ClaimVerdict: Sendable, Hashable, Codable {
         /// once and keeps it by its expiry (IAP-014's `renewal_credit_share`): not a missing credit; the backend's
         /// subscription state says whether access continues.
         case subscriptionRenewal = "subscription-renewal"
+        /// A transaction Apple charged nothing for (price 0: a free trial, a free offer code) that nothing
+        /// credits yet: no money was paid, so nothing is owed (IAP-014 does not report it); the customer gets
+        /// access once the app credits it.
+        case freeNotCredited = "free-not-credited"
         /// An order with no Apple payment behind it and no credit.
         case orderNotPaid = "order-not-paid"
         /// Nothing matches the id.
@@ -48,7 +52,7 @@ public struct ClaimVerdict: Sendable, Hashable, Codable {
         public var isProblem: Bool {
             switch self {
             case .paidAndCredited, .pendingCredit, .refundedClawedBack, .refundedAfterPeriod, .sandbox, .familyShared,
-                .subscriptionRenewal, .orderNotPaid, .notFound:
+                .subscriptionRenewal, .freeNotCredited, .orderNotPaid, .notFound:
                 return false
             case .missingCredit, .misCredit, .replayed, .chargedTwice, .wrongApp, .creditedWrongItem,
                 .refundedStillCredited, .forged, .unverifiable:

@@ -247,6 +247,18 @@ struct ClaimVerdictJudge {
             return v
         }
 
+        // Free: Apple charged nothing, so nothing is owed (as IAP-014 holds).
+        if standing.isEmpty, t.price == 0 {
+            var v = make(
+                .freeNotCredited,
+                "Free, nothing owed: transaction \(transactionID) (\(product), \(price)) cost the customer nothing (a free trial or offer), and nothing credits it yet."
+            )
+            v.details = notes
+            v.action =
+                "If the customer has no access, ask them to open the app (or restore purchases) so that the backend credits it."
+            return v
+        }
+
         // Never credited.
         if standing.isEmpty {
             let payer = c.payer(of: transactionID)

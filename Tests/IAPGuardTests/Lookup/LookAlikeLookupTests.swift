@@ -258,4 +258,18 @@ import Testing
         #expect(running.verdict.code == .refundedStillCredited)
         #expect(running.flagged)
     }
+
+    @Test func aFreeOfferNoOneCreditedIsOwedNothingWhileAPaidOneIsMissing() throws {
+        let world = try Self.world { w in
+            w.purchase("1000000000001001", user: nil, order: nil, at: Self.now - 10 * Self.day, price: 0)
+            w.purchase("1000000000001002", user: nil, order: nil, at: Self.now - 10 * Self.day, price: 990)
+        }
+        let free = try Self.judged(world, "1000000000001001", rules: ["IAP-014"])
+        #expect(free.verdict.code == .freeNotCredited)
+        #expect(!free.verdict.code.isProblem)
+        #expect(!free.flagged)
+        let paid = try Self.judged(world, "1000000000001002", rules: ["IAP-014"])
+        #expect(paid.verdict.code == .missingCredit)
+        #expect(paid.flagged)
+    }
 }
