@@ -123,6 +123,24 @@ struct LookupContext {
         return abs(units * 86_400_000 - (expires - purchase)) <= 43_200_000
     }
 
+    /// A credit and a reversal closer than this are a transfer (IAP-011's and IAP-012's `transfer_minutes`).
+    static let transferMillis: Int64 = 3_600_000
+
+    /// The credit of one of `payers` that `credit` replaced: reversed (by `now`) within ``transferMillis`` of
+    /// `credit` being granted, for an account merge or a support transfer. `nil` when the payer was never
+    /// credited, or lost the credit at another time.
+    func transferredCredit(
+        to credit: LookupEvidence.Credit, from payers: Set<String>, among credits: [LookupEvidence.Credit]
+    ) -> LookupEvidence.Credit? {
+        guard let granted = credit.creditedAt else { return nil }
+        return credits.first { other in
+            guard other.creditID != credit.creditID, let user = other.userID, payers.contains(user),
+                let reversed = other.reversedAt, reversed <= now
+            else { return false }
+            return abs(reversed - granted) <= Self.transferMillis
+        }
+    }
+
     /// The first purchase of a transaction's family (same original id), when it is another transaction.
     func originalPurchase(of t: LookupEvidence.Transaction) -> LookupEvidence.Transaction? {
         guard let original = t.originalTransactionID, original != t.transactionID else { return nil }

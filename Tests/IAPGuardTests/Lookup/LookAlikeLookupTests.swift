@@ -272,4 +272,26 @@ import Testing
         #expect(paid.verdict.code == .missingCredit)
         #expect(paid.flagged)
     }
+
+    @Test func aCreditMovedFromAGuestAccountIsNotAMisCreditWhileOneTheGuestNeverHadIs() throws {
+        let world = try Self.world { w in
+            let at = Self.now - 10 * Self.day
+            for (tx, guest) in [("1000000000001101", "u-guest"), ("1000000000001102", "u-payer")] {
+                w.purchase(tx, user: guest, order: "o-\(guest)", at: at)
+            }
+            // The guest's credit is reversed as the merged account is credited; the payer was never credited.
+            w.credit(
+                "c-guest", tx: "1000000000001101", order: "o-u-guest", user: "u-guest", at: at + 60_000,
+                reversedAt: at + 5 * Self.day, reason: "merge")
+            w.credit("c-member", tx: "1000000000001101", order: nil, user: "u-member", at: at + 5 * Self.day + 1000)
+            w.credit("c-other", tx: "1000000000001102", order: nil, user: "u-other", at: at + 60_000)
+        }
+        let merged = try Self.judged(world, "1000000000001101", rules: ["IAP-011", "IAP-012"])
+        #expect(merged.verdict.code == .paidAndCredited)
+        #expect(merged.verdict.lookAlike == "account-transfer")
+        #expect(!merged.flagged)
+        let misCredited = try Self.judged(world, "1000000000001102", rules: ["IAP-011"])
+        #expect(misCredited.verdict.code == .misCredit)
+        #expect(misCredited.flagged)
+    }
 }
