@@ -24,6 +24,11 @@ public struct RunWindow: Sendable, Hashable, Codable {
     static func resolve(
         options: Pipeline.Options, store: any SQLBackedStore, lookbackHours: Int64, now: Int64
     ) throws -> RunWindow {
+        // A report folder is named after `until` to the second: two windows ending in the same second would
+        // write one folder.
+        if let until = options.until, until % 1000 != 0 {
+            throw WindowError(message: "--until must be a whole second (report folders are named to the second)")
+        }
         let until = options.until ?? now
         let rewind = FindingRewind(database: store.connection)
         try rewind.checkRewindable(until: until)

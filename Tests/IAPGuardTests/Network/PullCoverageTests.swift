@@ -312,7 +312,7 @@ import Testing
     @Test func storesEveryNotificationOfTheWindowAndEveryTransactionAnOrderOrCreditNames() throws {
         let world = try NetworkTestWorld(pageSize: 5, keepAlive: true)
         let now = Clock.nowMillis()
-        let until = now - 40 * Self.day
+        let until = (now - 40 * Self.day) / 1000 * 1000  // a whole second, as --until must be
         // 34 notifications of several types in the 30 days before --until, and 3 after it (not this run's).
         let types = ["SUBSCRIBED", "DID_RENEW", "ONE_TIME_CHARGE", "REFUND", "CONSUMPTION_REQUEST", "REFUND_DECLINED"]
         for i in 0..<37 {

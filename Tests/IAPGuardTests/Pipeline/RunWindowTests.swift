@@ -56,7 +56,11 @@ import Testing
         #expect(explicit.since == Self.millis("2026-10-01T00:00:00Z"))
         #expect(throws: WindowError.self) {
             _ = try RunWindow.resolve(options: .init(since: now, until: now), store: store, lookbackHours: 72, now: now)
+        }  // Report folders are named to the second: a sub-second --until would share one with its whole second.
+        let error = try #require(throws: WindowError.self) {
+            _ = try RunWindow.resolve(options: .init(until: now + 500), store: store, lookbackHours: 72, now: now)
         }
+        #expect(error.description.contains("whole second"))
     }
 
     @Test func lookbackHoursIsAConfigKey() throws {
