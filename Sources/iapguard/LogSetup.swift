@@ -10,6 +10,23 @@ enum LogFormat: String, CaseIterable, ExpressibleByArgument {
 /// Sets up swift-log once: human lines on a terminal, JSON lines otherwise (or as asked). Logs go to
 /// stderr; stdout carries only the result.
 enum LogSetup {
+    /// Whether stderr carries JSON lines (set once by ``bootstrap(format:level:)``).
+    private static let jsonLines = JSONLines()
+
+    private final class JSONLines: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value = false
+        func set(_ new: Bool) { lock.withLock { value = new } }
+        func get() -> Bool { lock.withLock { value } }
+    }
+
+    /// Writes `text` as a plain `iapguard: …` line on stderr for a person, unless stderr carries JSON lines:
+    /// there every line must parse, and the same fact is already a log event.
+    static func plainLine(_ text: String) {
+        guard !jsonLines.get() else { return }
+        FileHandle.standardError.write(Data("iapguard: \(text)\n".utf8))
+    }
+
     static func bootstrap(format: LogFormat, level: Logger.Level) {
         let useJSON: Bool
         switch format {
@@ -17,6 +34,7 @@ enum LogSetup {
         case .human: useJSON = false
         case .auto: useJSON = isatty(STDERR_FILENO) == 0
         }
+        jsonLines.set(useJSON)
         LoggingSystem.bootstrap { label in
             var handler: any LogHandler =
                 useJSON ? JSONLineLogHandler(label: label) : StreamLogHandler.standardError(label: label)

@@ -88,7 +88,7 @@ struct RunCommand: ParsableCommand {
             loaded = try Config.load(from: URL(fileURLWithPath: config))
         } catch let error as ConfigError {
             logger.error("bad config", metadata: ["error": "\(error)"])
-            FileHandle.standardError.write(Data("iapguard: \(error)\n".utf8))
+            LogSetup.plainLine("\(error)")
             if let metricsFile, !dryRun {
                 Self.writeMetrics(URL(fileURLWithPath: metricsFile), summary: nil, code: ExitCodes.badConfig, logger)
             }
@@ -118,7 +118,8 @@ struct RunCommand: ParsableCommand {
             try Self.checkRulesFolder(config)
             verifier = try Verification.makeVerifier(for: config)
         } catch {
-            FileHandle.standardError.write(Data("iapguard: \(error)\n".utf8))
+            logger.error("bad config", metadata: ["error": "\(error)"])
+            LogSetup.plainLine("\(error)")
             if let metricsFile, !options.dryRun {
                 writeMetrics(metricsFile, summary: nil, code: ExitCodes.badConfig, logger)
             }
@@ -135,12 +136,12 @@ struct RunCommand: ParsableCommand {
         } catch let error as RunLock.Held {
             logger.warning(
                 "another run holds the lock", metadata: ["lock": "\(error.path)", "holder": "\(error.holder)"])
-            FileHandle.standardError.write(Data("iapguard: \(error)\n".utf8))
+            LogSetup.plainLine("\(error)")
             throw ExitCode(ExitCodes.locked)
         } catch {
             code = exitCode(for: error)
             logger.error("run failed", metadata: ["error": "\(error)", "exit_code": "\(code)"])
-            FileHandle.standardError.write(Data("iapguard: \(error)\n".utf8))
+            LogSetup.plainLine("\(error)")
         }
         if let metricsFile, !options.dryRun { writeMetrics(metricsFile, summary: summary, code: code, logger) }
         let line = summary?.oneLine(exitCode: code) ?? "iapguard: run failed · exit \(code)"

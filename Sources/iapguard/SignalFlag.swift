@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 #if canImport(Glibc)
     import Glibc
@@ -27,8 +28,9 @@ final class SignalFlag: @unchecked Sendable {
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
             source.setEventHandler {
                 flag.set(sig)
-                FileHandle.standardError.write(
-                    Data("iapguard: signal received, stopping after the current batch\n".utf8))
+                // A log event, so that JSON log lines stay JSON.
+                Logger(label: "iapguard.signal").warning(
+                    "signal received, stopping after the current batch", metadata: ["signal": "\(sig)"])
             }
             source.resume()
             made.append(source)

@@ -33,6 +33,10 @@ import Testing
         let outcome = try world.run()
         #expect(outcome.status == 78)
         #expect(outcome.stderr.contains("rulez is not a folder"))
+        // With JSON logs, every line of stderr is JSON: the error is a log event, not a plain line.
+        let lines = outcome.stderr.split(separator: "\n").filter { !$0.isEmpty }
+        #expect(!lines.isEmpty)
+        #expect(lines.allSatisfy { $0.hasPrefix("{") }, "\(lines)")
     }
 
     @Test func aRuleWhoseQueryFailsMakesThePartialExitCodeAndAnErrorLogLine() throws {
