@@ -43,6 +43,10 @@ extension Pipeline {
                 runID: runID, sourceName: pull.source, sourceKind: "app-store-api", counts: pull.counts)
             let errors = pull.errors.map { "app_store_api \(pull.source): \($0)" }
             summary.errors += errors
+            // Each failed call on stderr too, where the operator's log collector reads.
+            for error in pull.errors {
+                logger.error("app store api call failed", metadata: ["source": "\(pull.source)", "error": "\(error)"])
+            }
             summary.sources.append(
                 .init(name: pull.source, kind: "app-store-api", counts: pull.counts, error: errors.first))
             if !pull.left.isEmpty {
