@@ -16,6 +16,8 @@ extension RunExitCode {
         case is SourceError: self = .badInput
         case is RunLock.Held: self = .lockHeld
         case is any StoreFailure, is ReportError, is CocoaError: self = .ioError
+        // A reader thread found the store damaged: the same I/O failure, whichever query met it first.
+        case let failure as RuleQueryPrefetch.PrefetchError where failure.damagedStore: self = .ioError
         default: self = .internalError
         }
     }

@@ -28,6 +28,9 @@ final class RuleQueryPrefetch: @unchecked Sendable {
     /// A query's failure, as text (the error the run's connection would have thrown).
     struct PrefetchError: Error, Sendable, CustomStringConvertible {
         var description: String
+        /// The store file turned out damaged (the query's ``SQLiteError/isDamagedStore``): an I/O failure of
+        /// the store, not a bug.
+        var damagedStore = false
     }
 
     static let maxReaders = 4
@@ -101,7 +104,9 @@ final class RuleQueryPrefetch: @unchecked Sendable {
                 }
                 result = .success(rows)
             } catch {
-                result = .failure(PrefetchError(description: "\(error)"))
+                result = .failure(
+                    PrefetchError(
+                        description: "\(error)", damagedStore: (error as? SQLiteError)?.isDamagedStore ?? false))
             }
             let elapsed = start.duration(to: clock.now)
             let millis = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15

@@ -66,9 +66,13 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     public let sql: String?
 
     public var description: String {
-        if let sql { return "SQLite error \(code): \(message) (in: \(sql.prefix(200)))" }
-        return "SQLite error \(code): \(message)"
+        let hint = isDamagedStore ? "; the store file is damaged: restore it from a backup" : ""
+        if let sql { return "SQLite error \(code): \(message)\(hint) (in: \(sql.prefix(200)))" }
+        return "SQLite error \(code): \(message)\(hint)"
     }
+
+    /// The file is not a database or is corrupt (`SQLITE_CORRUPT`, `SQLITE_NOTADB`).
+    public var isDamagedStore: Bool { code == 11 || code == 26 }
 }
 
 /// A thin, fast wrapper over the SQLite C API: one connection, prepared statements, bound parameters.

@@ -32,6 +32,17 @@ import Testing
         #expect(RunExitCode.forCompletedRun(findings: findings, failOn: .low, experimentalRuleIDs: []) == .findings)
     }
 
+    /// A damaged store file is an I/O failure (74) with a hint to restore it, whether the run's connection or
+    /// a reader thread met it first; another failure of a reader's query stays an internal error.
+    @Test func aDamagedStoreIsAnIOErrorWhereverItIsMet() {
+        let corrupt = SQLiteError(code: 11, message: "database disk image is malformed", sql: "SELECT 1")
+        #expect(RunExitCode(error: corrupt) == .ioError)
+        #expect("\(corrupt)".contains("restore it from a backup"))
+        let onReader = RuleQueryPrefetch.PrefetchError(description: "\(corrupt)", damagedStore: true)
+        #expect(RunExitCode(error: onReader) == .ioError)
+        #expect(RunExitCode(error: RuleQueryPrefetch.PrefetchError(description: "no such column: x")) == .internalError)
+    }
+
     @Test func codesAreDistinctAndFailOnParses() {
         let values = RunExitCode.allCases.map(\.rawValue)
         #expect(Set(values).count == values.count)
