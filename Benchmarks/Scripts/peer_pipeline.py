@@ -692,6 +692,9 @@ def load(con, config, base, work, source_list):
         fx = source_files(base, config["fx_rates"])[0]
         con.execute("INSERT INTO fx_rates SELECT currency, epoch_ms(CAST(date AS TIMESTAMP)), "
                     "CAST(per_eur AS DOUBLE), 'config' FROM read_csv(?, header = true, all_varchar = true)", [fx])
+    # The peer asks no App Store Server API: nothing is waiting for Apple's answer.
+    con.execute("CREATE TABLE unchecked_transactions (transaction_id VARCHAR, source_name VARCHAR, reason VARCHAR, "
+                "run_id BIGINT)")
     # Rules that read earlier findings see none (a first run).
     con.execute("CREATE TABLE findings (rule_id VARCHAR, entity_key VARCHAR, status VARCHAR, transaction_id VARCHAR, "
                 "user_id VARCHAR, first_run_id BIGINT, last_run_id BIGINT)")
