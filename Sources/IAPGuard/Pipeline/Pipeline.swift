@@ -102,7 +102,7 @@ public struct Pipeline {
         defer { try? store.endIngestCheckpoints() }
         if discarded {
             logger.warning(
-                "the store's first load was killed while it wrote without a journal: the store was deleted and is loaded again",
+                "the store's first load was killed or failed (see the previous run's error) while it wrote without a journal: the store was deleted and is loaded again",
                 metadata: ["store": "\(store.location)"])
         }
         let storePath = store.location

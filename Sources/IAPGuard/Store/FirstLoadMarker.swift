@@ -24,7 +24,7 @@ struct FirstLoadMarker {
     /// Writes the marker and makes it durable (file and folder synced) before the unjournaled writes begin.
     func create() throws {
         let text = """
-            iapguard: a first load into \(storePath) is writing without a journal, or was killed while it did.
+            iapguard: a first load into \(storePath) is writing without a journal, or was killed or failed while it did.
             The next `iapguard run` deletes this store and loads it again from the inputs.
 
             """

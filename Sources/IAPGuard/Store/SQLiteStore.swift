@@ -13,7 +13,7 @@ public final class SQLiteStore: SQLBackedStore {
         }
         if path != ":memory:", FirstLoadMarker(storePath: path).exists {
             throw StoreError(
-                message: "store \(path): its first load is running, or was killed; "
+                message: "store \(path): its first load is running, or was killed or failed; "
                     + "the next `iapguard run` loads it again (\(FirstLoadMarker(storePath: path).path))")
         }
         database = try SQLiteDatabase(path: path, mode: readOnly ? .readOnly : .readWrite)
