@@ -102,6 +102,24 @@ final class ApplePullSession {
         return nil
     }
 
+    /// Why a page of signed transactions is broken as an answer, or `nil`: more pages promised with the
+    /// revision that was asked for, ``emptyPageLimit`` empty pages in a row that promise more, or a page for
+    /// another bundle or environment than the one asked about.
+    static func brokenPage(
+        _ page: SignedTransactionPage, askedRevision: String?, emptyPages: Int, bundle: String,
+        environment: AppleEnvironment
+    ) -> String? {
+        if page.hasMore, page.revision == askedRevision {
+            return "more pages promised with the same revision (no progress)"
+        }
+        if emptyPages >= emptyPageLimit { return "\(emptyPages) empty pages in a row that promised more (no progress)" }
+        if let answered = page.bundleID, answered != bundle { return "the answer is for bundle \(answered)" }
+        if let answered = page.environment, answered != environment.rawValue {
+            return "the answer is for environment \(answered)"
+        }
+        return nil
+    }
+
     // MARK: - Notification history
 
     /// Pulls the notification history queries of one app (environments × types), least recently completed
@@ -189,14 +207,13 @@ final class ApplePullSession {
                 summary.left.append("\(what) from \(Self.iso(start)) to \(Self.iso(end)) (the call failed)")
                 return
             }
-            if page.hasMore, page.paginationToken == token {
-                failed("\(what): more pages promised with the same paginationToken (no progress)")
-                summary.left.append("\(what) from \(Self.iso(start)) to \(Self.iso(end)) (the call failed)")
-                return
-            }
             emptyPages = page.items.isEmpty && page.hasMore ? emptyPages + 1 : 0
-            if emptyPages >= Self.emptyPageLimit {
-                failed("\(what): \(emptyPages) empty pages in a row that promised more (no progress)")
+            let noProgress =
+                page.hasMore && page.paginationToken == token
+                ? "more pages promised with the same paginationToken"
+                : emptyPages >= Self.emptyPageLimit ? "\(emptyPages) empty pages in a row that promised more" : nil
+            if let noProgress {
+                failed("\(what): \(noProgress) (no progress)")
                 summary.left.append("\(what) from \(Self.iso(start)) to \(Self.iso(end)) (the call failed)")
                 return
             }
@@ -562,24 +579,12 @@ final class ApplePullSession {
             }
             // An answer that makes no progress (the same revision again, or empty pages that keep promising
             // more) is broken: without this the pull would spend its whole budget on one key.
-            if page.hasMore, page.revision == mark.revision {
-                failed("\(what): more pages promised with the same revision (no progress)")
-                summary.left.append("\(what) (the call failed)")
-                return .incomplete
-            }
             emptyPages = page.signedTransactions.isEmpty && page.hasMore ? emptyPages + 1 : 0
-            if emptyPages >= Self.emptyPageLimit {
-                failed("\(what): \(emptyPages) empty pages in a row that promised more (no progress)")
-                summary.left.append("\(what) (the call failed)")
-                return .incomplete
-            }
-            if let answered = page.bundleID, answered != bundle {
-                failed("\(what): the answer is for bundle \(answered)")
-                summary.left.append("\(what) (the call failed)")
-                return .incomplete
-            }
-            if let answered = page.environment, answered != client.environment.rawValue {
-                failed("\(what): the answer is for environment \(answered)")
+            if let problem = Self.brokenPage(
+                page, askedRevision: mark.revision, emptyPages: emptyPages, bundle: bundle,
+                environment: client.environment)
+            {
+                failed("\(what): \(problem)")
                 summary.left.append("\(what) (the call failed)")
                 return .incomplete
             }

@@ -118,12 +118,18 @@ public struct ApplePuller {
             clientsByBundle[bundle] = clients
             orderedByBundle[bundle] = environments.compactMap { clients[$0] }
         }
+        // The transactions to ask about, read once per run (a full read of the credits, orders and
+        // notifications). Every one is unchecked until Apple answers: a pull that stops early leaves the rest
+        // named, with why, for IAP-020.
         var candidates: [(id: String, bundle: String?)]?
-        // Every transaction the pull means to ask about is unchecked until Apple answers: a pull that stops
-        // early leaves the rest named, with why, for IAP-020.
-        if source.pull.transactionHistory {
+        func readCandidates(unchecked reason: String) throws -> [(id: String, bundle: String?)] {
+            if let candidates { return candidates }
+            let all = try session.transactionCandidates()
             try store.setUncheckedTransactions(
-                try Self.askable(store), reason: "not asked yet", sourceName: source.name, runID: runID)
+                all.map(\.id).filter(ApplePullSession.isAppleTransactionID), reason: reason, sourceName: source.name,
+                runID: runID)
+            candidates = all
+            return all
         }
         for (index, bundle) in bundles.enumerated() {
             let clients = clientsByBundle[bundle] ?? [:]
@@ -137,9 +143,8 @@ public struct ApplePuller {
                     let types: [String?] = source.pull.notificationTypes.isEmpty ? [nil] : source.pull.notificationTypes
                     try session.pullNotifications(bundle: bundle, clients: ordered, types: types)
                 case .transactionHistory where source.pull.transactionHistory && !ordered.isEmpty:
-                    // Read once per run; each candidate is checked again before Apple is asked about it.
-                    let all = try candidates ?? session.transactionCandidates()
-                    candidates = all
+                    // Each candidate is checked again before Apple is asked about it.
+                    let all = try readCandidates(unchecked: "not asked yet")
                     let others = bundles.filter { $0 != bundle }.map { ($0, orderedByBundle[$0] ?? []) }
                     try session.pullTransactionHistory(
                         bundle: bundle, clients: ordered, others: others, candidates: all, isFirstApp: index == 0)
@@ -153,6 +158,9 @@ public struct ApplePuller {
             if source.pull.appTransactionInfo {
                 try session.pullAppTransactionInfo(bundle: bundle, clients: clients)
             }
+        }
+        if source.pull.transactionHistory, candidates == nil {
+            _ = try readCandidates(unchecked: "not asked this run (no environment of the app is pulled)")
         }
         summary = session.summary
         summary.attempts = counting.count

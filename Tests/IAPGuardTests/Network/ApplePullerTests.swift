@@ -363,6 +363,29 @@ struct ApplePullerTests {
         #expect(try world.rows(store, "SELECT COUNT(*) FROM transactions").first?.first == "5")
     }
 
+    /// What makes a page of signed transactions a broken answer: no progress (the revision asked for, or
+    /// three empty pages in a row promising more, even with a new revision each time), or another app or
+    /// environment than the one asked about.
+    @Test func aBrokenPageIsToldFromAnHonestOne() {
+        func page(_ revision: String, more: Bool, bundle: String? = "b", environment: String? = "Production")
+            -> SignedTransactionPage
+        {
+            SignedTransactionPage(
+                signedTransactions: [], revision: revision, hasMore: more, bundleID: bundle, environment: environment,
+                appAppleID: nil)
+        }
+        func broken(_ p: SignedTransactionPage, asked: String?, empty: Int = 0) -> String? {
+            ApplePullSession.brokenPage(
+                p, askedRevision: asked, emptyPages: empty, bundle: "b", environment: .production)
+        }
+        #expect(broken(page("r2", more: true), asked: "r1", empty: 1) == nil)
+        #expect(broken(page("r3", more: false), asked: "r2") == nil)
+        #expect(broken(page("r1", more: true), asked: "r1")?.contains("same revision") == true)
+        #expect(broken(page("r4", more: true), asked: "r3", empty: 3)?.contains("3 empty pages") == true)
+        #expect(broken(page("r2", more: false, bundle: "other"), asked: "r1")?.contains("bundle other") == true)
+        #expect(broken(page("r2", more: false, environment: "Sandbox"), asked: "r1")?.contains("Sandbox") == true)
+    }
+
     @Test func theKeyAndTheTokensNeverAppearInLogs() throws {
         let world = try Self.populated()
         let config = try world.config(environments: "[Production]")
