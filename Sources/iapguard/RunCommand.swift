@@ -115,7 +115,6 @@ struct RunCommand: ParsableCommand {
         let pings = options.dryRun ? nil : healthcheck
         let verifier: any AppleRecordVerifier
         do {
-            try Self.checkRulesFolder(config)
             verifier = try Verification.makeVerifier(for: config)
         } catch {
             logger.error("bad config", metadata: ["error": "\(error)"])
@@ -159,25 +158,6 @@ struct RunCommand: ParsableCommand {
                 "status": "\(summary?.status ?? "failed")", "active_hits": "\(summary?.activeHitCount ?? 0)",
             ])
         if code != ExitCodes.ok { throw ExitCode(code) }
-    }
-
-    /// A config whose `rules` folder is missing, unreadable or holds no rule file: a typo there must not give
-    /// a green run with no findings.
-    static func checkRulesFolder(_ config: Config) throws {
-        guard let folder = config.rulesDirectory else { return }
-        var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder), isFolder.boolValue else {
-            throw RulesFolderError(message: "rules: \(folder.path) is not a folder")
-        }
-        let files = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
-        guard files.contains(where: { $0.hasSuffix(".yaml") || $0.hasSuffix(".yml") }) else {
-            throw RulesFolderError(message: "rules: \(folder.path) holds no rule file (*.yaml)")
-        }
-    }
-
-    struct RulesFolderError: Error, CustomStringConvertible {
-        let message: String
-        var description: String { message }
     }
 
     /// The exit code of a run that returned a summary. A rule that could not be loaded or whose query failed

@@ -158,6 +158,13 @@ public struct Config: Sendable {
             url: PostgresSettings.isURL(storeText) ? storeText : nil, passwordFile: top["store_password_file"],
             tls: top["store_tls"], at: "store")
         let rules = try reader.string(top, "rules", at: nil).map(reader.resolve)
+        // A typo here must not give a green run with no findings.
+        if let rules {
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: rules.path, isDirectory: &isFolder), isFolder.boolValue else {
+                throw ConfigError(file: path, key: "rules", message: "\(rules.path) is not a folder")
+            }
+        }
         let reports = reader.resolve(try reader.string(top, "reports", at: nil) ?? "reports")
         let currency = try reader.string(top, "reference_currency", at: nil) ?? "USD"
         guard currency.count == 3, currency.allSatisfy({ $0.isUppercase && $0.isASCII }) else {

@@ -112,6 +112,19 @@ import Testing
         #expect(error.description.contains("no such file: /etc/iapguard/data/no-such-rates.csv"))
     }
 
+    @Test func aRulesPathThatIsNotAFolderIsABadConfigNamingTheKey() throws {
+        let error = try #require(throws: ConfigError.self) {
+            try Config.parse(
+                """
+                rules: rulez
+                apps: [{bundle_id: com.example}]
+                sources: [{name: o, kind: orders, format: csv, path: orders.csv}]
+                """, file: file)
+        }
+        #expect(error.key == "rules")
+        #expect(error.description.contains("/etc/iapguard/rulez is not a folder"))
+    }
+
     @Test func aWrongValueDeepInABlockNamesItsLineAndKey() throws {
         let error = try #require(throws: ConfigError.self) { try Config.parse(Self.blockConfig, file: file) }
         #expect(error.key == "apps[0].products[1].units")
