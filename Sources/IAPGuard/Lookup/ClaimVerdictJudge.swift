@@ -318,23 +318,21 @@ struct ClaimVerdictJudge {
         // One standing credit: to the right account? the right item?
         let credit = perItem ?? standing[0]
         let receiver = credit.userID ?? "?"
-        // A credit that moved from the payer's account (its own credit reversed when this one was granted: an
-        // account merge, a support transfer) is where it belongs now (IAP-011 and IAP-012 hold the same).
-        if !familyShared, let expected = expectedReceivers(t, receiver: receiver),
-            let moved = c.transferredCredit(to: credit, from: expected.accounts, among: credits)
-        {
-            var v = make(
-                .paidAndCredited,
-                "Paid and credited after a transfer: transaction \(transactionID) (\(product), \(price)) was credited to \(moved.userID ?? "?"), then moved to \(receiver) on \(credit.creditedAt.map(StorefrontTime.shortUTC) ?? "an unknown date")."
-            )
-            v.lookAlike = "account-transfer"
-            v.details =
-                notes + [
-                    "Credit \(moved.creditID) of \(moved.userID ?? "?") was reversed \(moved.reversedAt.map(StorefrontTime.shortUTC) ?? "") (\(moved.reversalReason ?? "no reason")) when credit \(credit.creditID) was granted to \(receiver)."
-                ]
-            return v
-        }
         if !familyShared, let expected = expectedReceivers(t, receiver: receiver) {
+            // A credit that moved from the payer's account (its own credit reversed when this one was granted:
+            // an account merge, a support transfer) is where it belongs now (IAP-011 and IAP-012 hold the same).
+            if let moved = c.transferredCredit(to: credit, from: expected.accounts, among: credits) {
+                var v = make(
+                    .paidAndCredited,
+                    "Paid and credited after a transfer: transaction \(transactionID) (\(product), \(price)) was credited to \(moved.userID ?? "?"), then moved to \(receiver) on \(credit.creditedAt.map(StorefrontTime.shortUTC) ?? "an unknown date")."
+                )
+                v.lookAlike = "account-transfer"
+                v.details =
+                    notes + [
+                        "Credit \(moved.creditID) of \(moved.userID ?? "?") was reversed \(moved.reversedAt.map(StorefrontTime.shortUTC) ?? "") (\(moved.reversalReason ?? "no reason")) when credit \(credit.creditID) was granted to \(receiver)."
+                    ]
+                return v
+            }
             var v = make(
                 .misCredit,
                 "Mis-credited: \(expected.accounts.sorted().joined(separator: ", ")) paid for transaction \(transactionID) (\(product), \(price)), but \(receiver) was credited."

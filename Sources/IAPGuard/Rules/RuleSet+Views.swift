@@ -5,9 +5,9 @@ extension RuleSet {
     /// migrated in-memory store.
     static let schemaTables: Set<String> = {
         guard let store = try? SQLiteStore(path: ":memory:"), (try? store.migrate()) != nil,
-            let rows = try? store.database.query("SELECT name FROM sqlite_master WHERE type = 'table'")
+            let tables = try? SQLAccessAuditor.tableNames(of: store.database)
         else { return [] }
-        return Set(rows.compactMap { $0.first?.textValue?.lowercased() })
+        return tables
     }()
 
     /// Splits `rules` into those that read only the documented views and errors for the others, as
@@ -26,9 +26,7 @@ extension RuleSet {
             errors.append(
                 RuleLoadError(
                     file: rule.file, line: rule.line(of: "query"),
-                    message:
-                        "\(rule.id) reads '\(table)', a private table: use the documented views (\(SQLAccessAuditor.allowedViews.sorted().joined(separator: ", "))); not run"
-                ))
+                    message: "\(rule.id) \(SQLAccessAuditor.privateTableProblem(table)); not run"))
         }
         return (kept, errors)
     }

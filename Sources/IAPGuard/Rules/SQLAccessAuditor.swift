@@ -45,6 +45,19 @@ final class SQLAccessAuditor {
         if !violations.contains(message) { violations.append(message) }
     }
 
+    /// The tables of `database`, lower-cased.
+    static func tableNames(of database: SQLiteDatabase) throws -> Set<String> {
+        Set(
+            try database.query("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap {
+                $0.first?.textValue?.lowercased()
+            })
+    }
+
+    /// What is wrong with a rule that names `table`, a private table.
+    static func privateTableProblem(_ table: String) -> String {
+        "reads '\(table)', a private table: use the documented views (\(allowedViews.sorted().joined(separator: ", ")))"
+    }
+
     /// Names of tables (not documented views) that `sql` mentions as identifiers, outside string literals
     /// and comments. `tables` are the database's table names.
     static func privateTables(in sql: String, tables: Set<String>) -> [String] {
@@ -95,14 +108,8 @@ final class SQLAccessAuditor {
         defer { sqlite3_set_authorizer(database.handle, nil, nil) }
         let statement = try database.prepare(sql)
         defer { statement.finalize() }
-        let tables = Set(
-            try database.query("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap {
-                $0.first?.textValue?.lowercased()
-            })
-        for table in Self.privateTables(in: sql, tables: tables) {
-            note(
-                "reads '\(table)', a private table: use the documented views (\(Self.allowedViews.sorted().joined(separator: ", ")))"
-            )
+        for table in Self.privateTables(in: sql, tables: try Self.tableNames(of: database)) {
+            note(Self.privateTableProblem(table))
         }
         return (statement.parameterNames, statement.columnNames)
     }
