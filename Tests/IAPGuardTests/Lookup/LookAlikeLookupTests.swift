@@ -29,6 +29,18 @@ import Testing
         return (verdict, result, flagged)
     }
 
+    /// `transactionID`'s verdict is `code`, a problem exactly when a rule of `rules` holds an active finding on
+    /// it (`flagged`): the lookup and the findings agree.
+    static func expectJudged(
+        _ world: LookupTestWorld, _ transactionID: String, _ code: ClaimVerdict.Code, flagged: Bool, rules: Set<String>,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let judged = try Self.judged(world, transactionID, rules: rules)
+        #expect(judged.verdict.code == code, sourceLocation: sourceLocation)
+        #expect(judged.verdict.code.isProblem == flagged, sourceLocation: sourceLocation)
+        #expect(judged.flagged == flagged, sourceLocation: sourceLocation)
+    }
+
     @Test func anUpgradedSubscriptionStillCreditedIsPaidAndCreditedWithTheUpgradeInItsTimeline() throws {
         let world = try Self.world { w in
             w.purchase(
@@ -70,9 +82,7 @@ import Testing
         #expect(restored.verdict.headline.hasPrefix("Restored, nothing owed"))
         #expect(!restored.flagged)
         // The same restore of a purchase never credited is still owed.
-        let owed = try Self.judged(world, "1000000000000312", rules: ["IAP-014"])
-        #expect(owed.verdict.code == .missingCredit)
-        #expect(owed.flagged)
+        try Self.expectJudged(world, "1000000000000312", .missingCredit, flagged: true, rules: ["IAP-014"])
     }
 
     @Test func aRestoreWhoseOriginalIsOnlyInTheLedgerIsOwedNothingAndOneWhoseCreditWasReversedIsOwed() throws {
@@ -99,9 +109,7 @@ import Testing
         #expect(ledger.verdict.code == .paidAndCredited)
         #expect(ledger.verdict.lookAlike == "restore")
         #expect(!ledger.flagged)
-        let reversed = try Self.judged(world, "1000000000000331", rules: ["IAP-014"])
-        #expect(reversed.verdict.code == .missingCredit)
-        #expect(reversed.flagged)
+        try Self.expectJudged(world, "1000000000000331", .missingCredit, flagged: true, rules: ["IAP-014"])
     }
 
     @Test func aFamilySharingCopyNoOneCreditedIsNotAPaymentWhileTheOrganisersPurchaseIsStillChecked() throws {
@@ -120,9 +128,7 @@ import Testing
         #expect(copy.verdict.headline.contains("bought by u-org (transaction 1000000000000401)"))
         #expect(!copy.flagged)
         // The organiser's own purchase, never credited, is still a missing credit.
-        let purchase = try Self.judged(world, "1000000000000401", rules: ["IAP-014"])
-        #expect(purchase.verdict.code == .missingCredit)
-        #expect(purchase.flagged)
+        try Self.expectJudged(world, "1000000000000401", .missingCredit, flagged: true, rules: ["IAP-014"])
     }
 
     /// A monthly subscription bought 100 days ago, its first purchase credited, and three renewals, credited
@@ -166,12 +172,8 @@ import Testing
 
     @Test func aRenewalLeftUncreditedWhereTheBackendCreditsRenewalsIsAMissingCredit() throws {
         let world = try Self.subscriptionWorld(creditRenewals: true)
-        let missed = try Self.judged(world, "1000000000000503", rules: ["IAP-014"])
-        #expect(missed.verdict.code == .missingCredit)
-        #expect(missed.flagged)
-        let credited = try Self.judged(world, "1000000000000502", rules: ["IAP-014"])
-        #expect(credited.verdict.code == .paidAndCredited)
-        #expect(!credited.flagged)
+        try Self.expectJudged(world, "1000000000000503", .missingCredit, flagged: true, rules: ["IAP-014"])
+        try Self.expectJudged(world, "1000000000000502", .paidAndCredited, flagged: false, rules: ["IAP-014"])
     }
 
     @Test func aCatalogProductNamedOutsideTheBundleIsNoForgeryWhileAnUnknownOneIs() throws {
@@ -189,12 +191,9 @@ import Testing
                 "c-602", tx: "1000000000000602", order: "o-crack", user: "u-crack",
                 at: Self.now - 10 * Self.day + 60_000, product: "com.crackapp.unlimited.coins", units: 10000)
         }
-        let gems = try Self.judged(world, "1000000000000601", rules: ["IAP-006", "IAP-007"])
-        #expect(gems.verdict.code == .paidAndCredited)
-        #expect(!gems.flagged)
-        let crack = try Self.judged(world, "1000000000000602", rules: ["IAP-007"])
-        #expect(crack.verdict.code == .forged)
-        #expect(crack.flagged)
+        try Self.expectJudged(
+            world, "1000000000000601", .paidAndCredited, flagged: false, rules: ["IAP-006", "IAP-007"])
+        try Self.expectJudged(world, "1000000000000602", .forged, flagged: true, rules: ["IAP-007"])
     }
 
     @Test func aQuantityThreePurchaseCreditedOneRowPerItemIsOneCreditAndAMissingRowIsAWrongQuantity() throws {
@@ -230,9 +229,7 @@ import Testing
                 "c-801", tx: "1000000000000801", order: "o-days", user: "u-days", at: at + 60_000,
                 product: LookupTestWorld.monthly, units: 31)
         }
-        let judged = try Self.judged(world, "1000000000000801", rules: ["IAP-019"])
-        #expect(judged.verdict.code == .paidAndCredited)
-        #expect(!judged.flagged)
+        try Self.expectJudged(world, "1000000000000801", .paidAndCredited, flagged: false, rules: ["IAP-019"])
     }
 
     @Test func aSubscriptionPeriodRefundedAfterItEndedHasNothingToClawBackWhileARunningOneHas() throws {
@@ -250,13 +247,8 @@ import Testing
                     units: 1)
             }
         }
-        let ended = try Self.judged(world, "1000000000000901", rules: ["IAP-015"])
-        #expect(ended.verdict.code == .refundedAfterPeriod)
-        #expect(!ended.verdict.code.isProblem)
-        #expect(!ended.flagged)
-        let running = try Self.judged(world, "1000000000000902", rules: ["IAP-015"])
-        #expect(running.verdict.code == .refundedStillCredited)
-        #expect(running.flagged)
+        try Self.expectJudged(world, "1000000000000901", .refundedAfterPeriod, flagged: false, rules: ["IAP-015"])
+        try Self.expectJudged(world, "1000000000000902", .refundedStillCredited, flagged: true, rules: ["IAP-015"])
     }
 
     @Test func aFreeOfferNoOneCreditedIsOwedNothingWhileAPaidOneIsMissing() throws {
@@ -264,13 +256,8 @@ import Testing
             w.purchase("1000000000001001", user: nil, order: nil, at: Self.now - 10 * Self.day, price: 0)
             w.purchase("1000000000001002", user: nil, order: nil, at: Self.now - 10 * Self.day, price: 990)
         }
-        let free = try Self.judged(world, "1000000000001001", rules: ["IAP-014"])
-        #expect(free.verdict.code == .freeNotCredited)
-        #expect(!free.verdict.code.isProblem)
-        #expect(!free.flagged)
-        let paid = try Self.judged(world, "1000000000001002", rules: ["IAP-014"])
-        #expect(paid.verdict.code == .missingCredit)
-        #expect(paid.flagged)
+        try Self.expectJudged(world, "1000000000001001", .freeNotCredited, flagged: false, rules: ["IAP-014"])
+        try Self.expectJudged(world, "1000000000001002", .missingCredit, flagged: true, rules: ["IAP-014"])
     }
 
     @Test func aCreditMovedFromAGuestAccountIsNotAMisCreditWhileOneTheGuestNeverHadIs() throws {
@@ -290,8 +277,6 @@ import Testing
         #expect(merged.verdict.code == .paidAndCredited)
         #expect(merged.verdict.lookAlike == "account-transfer")
         #expect(!merged.flagged)
-        let misCredited = try Self.judged(world, "1000000000001102", rules: ["IAP-011"])
-        #expect(misCredited.verdict.code == .misCredit)
-        #expect(misCredited.flagged)
+        try Self.expectJudged(world, "1000000000001102", .misCredit, flagged: true, rules: ["IAP-011"])
     }
 }
