@@ -782,15 +782,28 @@ extension UserSimulator {
         let refundAt = t0 + rng.int64(6 * WorldTime.hour...WorldTime.day)
         let reversedAt = refundAt + rng.int64(WorldTime.hour...6 * WorldTime.hour)
         let product = k % 2 == 0 ? C.noAds : C.plusMonthly
-        let made = try buy(product, at: t0, noise: false, reversedAt: reversedAt, reversalReason: "refund")
+        // Every third one comes from an append-only ledger: the grant is never edited, and a row of its own
+        // with negative units takes it back.
+        let ledgerRow = k % 3 == 2
+        let made = try buy(
+            product, at: t0, noise: false, reversedAt: ledgerRow ? nil : reversedAt,
+            reversalReason: ledgerRow ? nil : "refund")
         if product.isSubscription {
             try notify("SUBSCRIBED", subtype: "INITIAL_BUY", about: made.tx, at: made.receivedAt + 3000)
         }
         try refund(made.tx, at: refundAt)
+        if ledgerRow, let granted = made.credit, reversedAt < p.end {
+            var back = newCredit(for: made.tx, order: made.order, to: user, at: reversedAt)
+            back.units = -(granted.units ?? 1)
+            back.reversalReason = "refund"
+            try sink.credit(back)
+        }
         try truth(
             truthFor(
                 .refundClawedBack, "IAP-015", hit: false, tx: made.tx, order: made.order,
-                note: "refunded, credit reversed within hours"))
+                note: ledgerRow
+                    ? "refunded; clawed back within hours by a ledger row of negative units"
+                    : "refunded, credit reversed within hours"))
     }
 
     func rolledBackRetry() throws {

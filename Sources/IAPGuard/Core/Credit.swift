@@ -19,4 +19,8 @@ public struct Credit: Sendable, Hashable, Codable {
     public var consumedAt: Int64?
 
     public init(creditID: String) { self.creditID = creditID }
+
+    /// Whether this ledger entry takes units back (negative ``units``): an append-only ledger's clawback of
+    /// an earlier credit of the same transaction (or order) and account, not a credit itself.
+    public var isClawback: Bool { (units ?? 0) < 0 }
 }

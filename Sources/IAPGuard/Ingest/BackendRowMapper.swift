@@ -170,7 +170,11 @@ public enum BackendRowMapper {
         }
         c.userID = userID
         c.productID = row.text(.productID)
-        guard let units = try row.positive(.units) else { throw RecordError("units: missing (a credit grants units)") }
+        guard let units = try row.integer(.units) else { throw RecordError("units: missing (a credit grants units)") }
+        guard units != 0 else {
+            throw RecordError(
+                "units: 0 grants nothing (a credit grants units; a clawback takes them back with negative units)")
+        }
         c.units = units
         guard let creditedAt = try row.time(.creditedAt) else {
             throw RecordError("credited_at: missing (when the credit was granted)")
@@ -182,6 +186,11 @@ public enum BackendRowMapper {
         c.consumedAt = try row.time(.consumedAt)
         if let consumed = c.consumedUnits, consumed < 0 {
             throw RecordError("consumed_units: \(consumed) is negative")
+        }
+        if c.isClawback, c.transactionID == nil, c.orderID == nil {
+            throw RecordError(
+                "units: \(units) is a clawback without transaction_id or order_id (nothing says which credit it takes back)"
+            )
         }
         if c.consumedUnits != nil, c.consumedAt == nil {
             throw RecordError("consumed_at: missing (required with consumed_units: when was the spend observed?)")

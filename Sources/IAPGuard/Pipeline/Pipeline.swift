@@ -269,6 +269,13 @@ public struct Pipeline {
         } else if bulkLoad {
             try store.secureBulkLoad()
         }
+        if !summary.stopped {
+            // Clawbacks written as ledger rows reverse the credits they take back, in whichever run either came.
+            let reversed = try store.applyCreditClawbacks(runID: runID)
+            if reversed > 0 {
+                logger.info("credits reversed by clawback ledger rows", metadata: ["credits": "\(reversed)"])
+            }
+        }
         // After the files: which transactions and refunds to ask Apple about follows from the credits.
         try pullAppStoreAPI(
             store: store, runID: runID, since: options.since, summary: &summary, shouldStop: shouldStop)

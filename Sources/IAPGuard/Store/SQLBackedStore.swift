@@ -391,10 +391,16 @@ extension SQLBackedStore {
             runID: runID)
     }
 
+    /// Writes a credit, or a clawback (negative units) to `credit_clawback`; see ``applyCreditClawbacks(runID:)``.
     func writeCredit(_ c: Credit, _ sourceName: String, _ sourceRef: String, _ runID: Int64) throws
         -> WriteCounts
     {
-        try upsertRow(
+        if c.isClawback {
+            return try upsertRow(
+                StoreRecords.clawbackTable, values: StoreRecords.clawbackValues(of: c), sourceName: sourceName,
+                sourceRef: sourceRef, runID: runID)
+        }
+        return try upsertRow(
             StoreRecords.creditTable, values: StoreRecords.values(of: c), sourceName: sourceName, sourceRef: sourceRef,
             runID: runID)
     }

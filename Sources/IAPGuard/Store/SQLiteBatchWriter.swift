@@ -41,6 +41,10 @@ final class SQLiteBatchWriter {
                     sourceName: entry.sourceName, sourceRef: entry.sourceRef, runID: runID, store: store))
         }
         for entry in batch.credits {
+            if entry.credit.isClawback {
+                counts = counts + (try store.writeCredit(entry.credit, entry.sourceName, entry.sourceRef, runID))
+                continue
+            }
             counts =
                 counts
                 + (try writeKeyed(

@@ -40,6 +40,7 @@ public enum Schema {
         UpgradeEventSchema.migration,
         RenewalIndexSchema.migration,
         UncheckedTransactionSchema.migration,
+        CreditClawbackSchema.migration,
     ]
 
     /// The newest schema version.

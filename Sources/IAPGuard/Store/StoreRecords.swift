@@ -67,6 +67,18 @@ enum StoreRecords {
         "reversal_reason", "consumed_units", "consumed_at",
     ]
 
+    static let clawbackColumns = [
+        "credit_id", "transaction_id", "order_id", "user_id", "product_id", "units", "credited_at", "reversal_reason",
+    ]
+
+    /// A clawback's row (`c.units` is negative).
+    static func clawbackValues(of c: Credit) -> [SQLValue] {
+        [
+            .text(c.creditID), .of(c.transactionID), .of(c.orderID), .of(c.userID), .of(c.productID), .of(c.units),
+            .of(c.creditedAt), .of(c.reversalReason),
+        ]
+    }
+
     static func values(of c: Credit) -> [SQLValue] {
         [
             .text(c.creditID), .of(c.transactionID), .of(c.orderID), .of(c.userID), .of(c.productID), .of(c.units),
@@ -174,6 +186,8 @@ enum StoreRecords {
 
     static let orderTable = KeyedTable(name: "backend_order", entity: "order", columns: orderColumns)
     static let creditTable = KeyedTable(name: "credit", entity: "credit", columns: creditColumns)
+    /// Ledger entries with negative units (``CreditClawbackSchema``), keyed by their own `credit_id`.
+    static let clawbackTable = KeyedTable(name: "credit_clawback", entity: "clawback", columns: clawbackColumns)
     static let userTable = KeyedTable(name: "user_account", entity: "user", columns: userColumns)
 
     static let userColumns = ["user_id", "country", "app_account_token", "application_username", "created_at"]

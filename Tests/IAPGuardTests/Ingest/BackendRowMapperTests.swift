@@ -45,7 +45,11 @@ import Testing
                 "credited_at: expected epoch milliseconds"
             ),
             (#"{"credit_id":"c","units":1,"credited_at":1}"#, "user_id: missing"),
-            (#"{"credit_id":"c","user_id":"u","units":0,"credited_at":1}"#, "units: 0 is not a positive number"),
+            (#"{"credit_id":"c","user_id":"u","units":0,"credited_at":1}"#, "units: 0 grants nothing"),
+            (
+                #"{"credit_id":"c","user_id":"u","units":-5,"credited_at":1}"#,
+                "units: -5 is a clawback without transaction_id or order_id"
+            ),
             (#"{"credit_id":"c","user_id":"u","credited_at":1}"#, "units: missing"),
             (#"{"credit_id":"c","user_id":"u","units":1}"#, "credited_at: missing"),
             (

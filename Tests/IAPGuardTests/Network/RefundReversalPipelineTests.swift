@@ -38,15 +38,21 @@ import Testing
 
     /// Runs the whole job (files only; the API pull is off) and returns the open IAP-015 findings.
     static func run(
-        _ world: NetworkTestWorld, notifications: [String], transactions: [String], pull: String
+        _ world: NetworkTestWorld, notifications: [String], transactions: [String], pull: String,
+        clawedBack: Bool = false
     ) throws -> (open: [String], store: SQLiteStore) {
         let data = world.directory.appendingPathComponent("data")
         try Data(notifications.map { "{\"signedPayload\": \"\($0)\"}\n" }.joined().utf8).write(
             to: data.appendingPathComponent("notifications.jsonl"))
         try Data(transactions.map { "\($0)\n" }.joined().utf8).write(
             to: data.appendingPathComponent("transactions.jsonl"))
-        let credit =
+        var credit =
             "{\"credit_id\": \"c1\", \"transaction_id\": \"\(tx)\", \"user_id\": \"u-1\", \"product_id\": \"\(NetworkTestWorld.product)\", \"units\": 600, \"credited_at\": \(NetworkTestWorld.t0)}\n"
+        if clawedBack {
+            // An append-only ledger's clawback: a row of its own with negative units.
+            credit +=
+                "{\"credit_id\": \"c1-back\", \"transaction_id\": \"\(tx)\", \"user_id\": \"u-1\", \"units\": -600, \"credited_at\": \(Clock.nowMillis() - day), \"reversal_reason\": \"refund\"}\n"
+        }
         try Data(credit.utf8).write(to: data.appendingPathComponent("credits.jsonl"))
         let config = try world.config(
             environments: "[Production]", pull: pull,
@@ -89,6 +95,25 @@ import Testing
         #expect(
             try world.rows(
                 second.store, "SELECT COUNT(*) FROM refunds WHERE event_id = 'transaction:\(Self.tx)'") == [["0"]])
+    }
+
+    /// A refund settled by a clawback ledger row is not reported, whether the row comes in the run after the
+    /// refund or before it.
+    @Test(arguments: [false, true])
+    func fromFilesAClawbackLedgerRowSettlesTheRefund(clawbackFirst: Bool) throws {
+        let world = try NetworkTestWorld()
+        let story = try Story(world, now: Clock.nowMillis())
+        let first = try Self.run(
+            world, notifications: clawbackFirst ? [] : [story.refund], transactions: [story.purchase],
+            pull: Self.filesOnly, clawedBack: clawbackFirst)
+        #expect(first.open == (clawbackFirst ? [] : [Self.tx]))
+        let second = try Self.run(
+            world, notifications: [story.refund], transactions: [story.purchase], pull: Self.filesOnly,
+            clawedBack: true)
+        #expect(second.open.isEmpty)
+        #expect(
+            try world.rows(second.store, "SELECT reversal_reason FROM credits WHERE credit_id = 'c1'")
+                == [["refund (ledger row c1-back)"]])
     }
 
     @Test(arguments: [false, true])

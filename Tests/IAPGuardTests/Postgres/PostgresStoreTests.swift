@@ -70,11 +70,11 @@ struct PostgresStoreTests {
             o.createdAt = 1_780_000_000_000
             return o
         }
-        func credit(_ id: String, tx: String, user: String, reversed: Int64? = nil) -> Credit {
+        func credit(_ id: String, tx: String, user: String, reversed: Int64? = nil, units: Int64 = 100) -> Credit {
             var c = Credit(creditID: id)
             c.transactionID = tx
             c.userID = user
-            c.units = 100
+            c.units = units
             c.creditedAt = 1_780_000_100_000
             c.reversedAt = reversed
             c.reversalReason = reversed == nil ? nil : "refund\twith\ttabs\nand a newline \\ backslash"
@@ -93,7 +93,12 @@ struct PostgresStoreTests {
             (order("o2", user: "u2", status: "paid", tx: "1002"), "orders", "orders.csv:3"),
             (order("o1", user: "u1", status: "paid", tx: "1001"), "orders", "orders.csv:4"),
         ]
-        first.credits = [(credit("c1", tx: "1001", user: "u1"), "credits", "credits.jsonl:1")]
+        first.credits = [
+            (credit("c1", tx: "1001", user: "u1"), "credits", "credits.jsonl:1"),
+            // A clawback ledger row, then the same row again in the batch.
+            (credit("c1-back", tx: "1001", user: "u1", units: -50), "credits", "credits.jsonl:2"),
+            (credit("c1-back", tx: "1001", user: "u1", units: -50), "credits", "credits.jsonl:2"),
+        ]
         first.quarantined = [
             QuarantinedRecord(
                 sourceName: "orders", location: "orders.csv:9", reason: "bad", rawExcerpt: "x", rawHash: "h9")
@@ -107,6 +112,7 @@ struct PostgresStoreTests {
         second.credits = [
             (credit("c1", tx: "1001", user: "u1", reversed: 1_780_000_600_000), "credits", "credits.jsonl:1"),
             (credit("c2", tx: "1002", user: "u2"), "credits", "credits.jsonl:2"),
+            (credit("c2-back", tx: "1002", user: "u2", units: -100), "credits", "credits.jsonl:3"),
         ]
         return [first, second, first]
     }
@@ -115,7 +121,7 @@ struct PostgresStoreTests {
         var lines: [String] = []
         for (table, order) in [
             ("apple_transaction", "transaction_id"), ("apple_sighting", "sighting_id"), ("backend_order", "order_id"),
-            ("credit", "credit_id"), ("quarantine", "location"),
+            ("credit", "credit_id"), ("credit_clawback", "credit_id"), ("quarantine", "location"),
             ("change_log", "entity, entity_key, field, old_value, new_value"),
         ] {
             let columns = try store.connection.columnNames(of: table).filter {
@@ -126,6 +132,14 @@ struct PostgresStoreTests {
             }
         }
         return lines
+    }
+
+    @Test func clawbackRowsReverseTheSameCreditsAsOnSQLite() throws {
+        var stores = 0
+        try CreditClawbackTests.checkLedger(on: {
+            stores += 1
+            return try TestPostgres.freshStore("clawback\(stores)")
+        })
     }
 
     @Test func copyAndRowByRowWritesMatchSQLiteRowForRow() throws {

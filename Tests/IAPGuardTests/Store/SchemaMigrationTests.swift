@@ -28,6 +28,7 @@ import Testing
             DROP INDEX apple_transaction_test_environment;
             DROP INDEX apple_sighting_test_environment;
             DROP INDEX apple_transaction_renewal;
+            DROP TABLE credit_clawback;
             DROP VIEW unchecked_transactions;
             DROP TABLE api_unchecked;
             DROP VIEW users;

@@ -27,7 +27,16 @@ struct PostgresBulkWriter {
             counts
             + (try writeKeyed(
                 StoreRecords.creditTable,
-                rows: batch.credits.map { (StoreRecords.values(of: $0.credit), $0.sourceName, $0.sourceRef) }))
+                rows: batch.credits.filter { !$0.credit.isClawback }.map {
+                    (StoreRecords.values(of: $0.credit), $0.sourceName, $0.sourceRef)
+                }))
+        counts =
+            counts
+            + (try writeKeyed(
+                StoreRecords.clawbackTable,
+                rows: batch.credits.filter { $0.credit.isClawback }.map {
+                    (StoreRecords.clawbackValues(of: $0.credit), $0.sourceName, $0.sourceRef)
+                }))
         for notification in batch.notifications {
             counts = counts + (try store.writeNotification(notification, runID: runID))
         }

@@ -460,8 +460,11 @@ add(C, "user-id-nul-escape", credit(user_id="u\u00001"), "quarantine", "user_id:
 add(C, "reversed-at-object", credit(reversed_at={"t": 1}), "quarantine", "reversed_at: expected text, found an object")
 add(C, "user-id-array", credit(user_id=["u-1", "u-2"]), "quarantine", "user_id: expected text, found an array")
 add(C, "fraction-of-seconds-ok", credit(credit_id="c-frac", credited_at="2026-01-01T10:00:00.123456Z"), "ok:3", "")
-add(C, "units-zero", credit(units=0), "quarantine", "units: 0 is not a positive number")
-add(C, "units-negative", credit(units="-5"), "quarantine", "units: -5 is not a positive number")
+add(C, "units-zero", credit(units=0), "quarantine", "units: 0 grants nothing")
+# A negative entry is a clawback (kept apart from the credits, so the view still holds the two good ones).
+add(C, "units-negative-clawback-ok", credit(units="-5"), "ok:2", "")
+add(C, "units-negative-without-reference", credit(units=-5, transaction_id=None), "quarantine",
+    "units: -5 is a clawback without transaction_id or order_id")
 add(C, "units-missing", credit(units=None), "quarantine", "units: missing (a credit grants units)")
 add(C, "user-id-missing", credit(user_id=None), "quarantine", "user_id: missing (a credit needs the account")
 add(C, "user-id-blank", credit(user_id="  "), "quarantine", "user_id: missing")
@@ -577,7 +580,9 @@ add(CC, "credited-at-bad", "c-bad,1,u-1,5,2026-1-1", "quarantine", "credited_at:
 add(CC, "credit-id-missing", ",1,u-1,5,2026-01-01", "quarantine", "credit_id: missing")
 add(CC, "too-few-fields", "c-bad", "quarantine", "expected 5 fields as in the header, found 1")
 add(CC, "unterminated-quote", '"c-bad,1,u-1,5,2026-01-01', "quarantine", "unterminated quoted field")
-add(CC, "units-zero", "c-bad,1,u-1,0,2026-01-01", "quarantine", "units: 0 is not a positive number")
+add(CC, "units-zero", "c-bad,1,u-1,0,2026-01-01", "quarantine", "units: 0 grants nothing")
+add(CC, "units-negative-without-reference", "c-bad,,u-1,-5,2026-01-01", "quarantine",
+    "units: -5 is a clawback without transaction_id or order_id")
 add(CC, "transaction-id-spreadsheet", "c-bad,2.000001E+15,u-1,5,2026-01-01", "quarantine",
     "transaction_id: \"2.000001E+15\" is a number as a spreadsheet shows it")
 add(CC, "user-id-empty", "c-bad,1,,5,2026-01-01", "quarantine", "user_id: missing")
