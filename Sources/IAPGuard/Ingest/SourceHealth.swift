@@ -68,7 +68,8 @@ public struct SourceHealth: Sendable {
             if order.price != nil { present["price", default: 0] += 1 }
             if order.currency != nil { present["currency", default: 0] += 1 }
         }
-        for (credit, _, _) in batch.credits where credit.transactionID != nil {
+        // A credit that names its order is tied to the order's transaction (linked after the ingest).
+        for (credit, _, _) in batch.credits where credit.transactionID != nil || credit.orderID != nil {
             present["transaction_id", default: 0] += 1
         }
     }
@@ -108,8 +109,9 @@ public struct SourceHealth: Sendable {
         if good > 0 {
             for field in Self.fieldsRulesNeed(source.kind)
             where present[field, default: 0] == 0 && !source.absentColumns.contains(field) {
+                let named = source.kind == .credits && field == "transaction_id" ? "transaction_id or order_id" : field
                 errors.append(
-                    "degraded source: no record has \(field) (the column is missing or always empty); rules that "
+                    "degraded source: no record has \(named) (the column is missing or always empty); rules that "
                         + "need it cannot judge these records (list it in absent_columns if that is on purpose)")
             }
         }

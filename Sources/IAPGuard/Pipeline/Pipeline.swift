@@ -270,6 +270,11 @@ public struct Pipeline {
             try store.secureBulkLoad()
         }
         if !summary.stopped {
+            // Credits that name only their order take the order's transaction, whichever of the two came first.
+            let linked = try store.linkCreditsToOrderTransactions(runID: runID)
+            if linked > 0 {
+                logger.info("credits linked to their order's transaction", metadata: ["credits": "\(linked)"])
+            }
             // Clawbacks written as ledger rows reverse the credits they take back, in whichever run either came.
             let reversed = try store.applyCreditClawbacks(runID: runID)
             if reversed > 0 {

@@ -41,6 +41,7 @@ public enum Schema {
         RenewalIndexSchema.migration,
         UncheckedTransactionSchema.migration,
         CreditClawbackSchema.migration,
+        CreditOrderLinkSchema.migration,
     ]
 
     /// The newest schema version.

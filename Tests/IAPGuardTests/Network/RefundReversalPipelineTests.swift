@@ -39,15 +39,22 @@ import Testing
     /// Runs the whole job (files only; the API pull is off) and returns the open IAP-015 findings.
     static func run(
         _ world: NetworkTestWorld, notifications: [String], transactions: [String], pull: String,
-        clawedBack: Bool = false
+        clawedBack: Bool = false, byOrder: Bool = false
     ) throws -> (open: [String], store: SQLiteStore) {
         let data = world.directory.appendingPathComponent("data")
         try Data(notifications.map { "{\"signedPayload\": \"\($0)\"}\n" }.joined().utf8).write(
             to: data.appendingPathComponent("notifications.jsonl"))
         try Data(transactions.map { "\($0)\n" }.joined().utf8).write(
             to: data.appendingPathComponent("transactions.jsonl"))
+        // The ledger names the transaction, or (byOrder) only the order, which names the transaction.
+        let reference = byOrder ? "\"order_id\": \"o-1\"" : "\"transaction_id\": \"\(tx)\""
         var credit =
-            "{\"credit_id\": \"c1\", \"transaction_id\": \"\(tx)\", \"user_id\": \"u-1\", \"product_id\": \"\(NetworkTestWorld.product)\", \"units\": 600, \"credited_at\": \(NetworkTestWorld.t0)}\n"
+            "{\"credit_id\": \"c1\", \(reference), \"user_id\": \"u-1\", \"product_id\": \"\(NetworkTestWorld.product)\", \"units\": 600, \"credited_at\": \(NetworkTestWorld.t0)}\n"
+        try Data(
+            "order_id,user_id,transaction_id,price,currency,created_at\no-1,u-1,\(tx),0.99,USD,\(NetworkTestWorld.t0)\n"
+                .utf8
+        ).write(
+            to: data.appendingPathComponent("orders.csv"))
         if clawedBack {
             // An append-only ledger's clawback: a row of its own with negative units.
             credit +=
@@ -58,6 +65,7 @@ import Testing
             environments: "[Production]", pull: pull,
             sources: [
                 "{name: credits, kind: credits, path: data/credits.jsonl}",
+                "{name: orders, kind: orders, format: csv, path: data/orders.csv}",
                 "{name: signed, kind: signed-transactions, path: data/transactions.jsonl}",
                 "{name: asn2, kind: notifications, path: data/notifications.jsonl}",
             ])
@@ -95,6 +103,16 @@ import Testing
         #expect(
             try world.rows(
                 second.store, "SELECT COUNT(*) FROM refunds WHERE event_id = 'transaction:\(Self.tx)'") == [["0"]])
+    }
+
+    /// A ledger that names only the order: the refunded purchase's credit is still found, and reported while
+    /// it stands.
+    @Test func fromFilesARefundedCreditNamingOnlyItsOrderIsReported() throws {
+        let world = try NetworkTestWorld()
+        let story = try Story(world, now: Clock.nowMillis())
+        let run = try Self.run(
+            world, notifications: [story.refund], transactions: [story.purchase], pull: Self.filesOnly, byOrder: true)
+        #expect(run.open == [Self.tx])
     }
 
     /// A refund settled by a clawback ledger row is not reported, whether the row comes in the run after the

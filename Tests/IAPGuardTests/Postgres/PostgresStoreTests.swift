@@ -142,6 +142,14 @@ struct PostgresStoreTests {
         })
     }
 
+    @Test func creditsAreLinkedThroughTheirOrderAsOnSQLite() throws {
+        var stores = 0
+        try CreditOrderLinkTests.checkLinks(on: {
+            stores += 1
+            return try TestPostgres.freshStore("orderlink\(stores)")
+        })
+    }
+
     @Test func copyAndRowByRowWritesMatchSQLiteRowForRow() throws {
         let sqlite = try SQLiteStore(path: ":memory:")
         try sqlite.migrate()

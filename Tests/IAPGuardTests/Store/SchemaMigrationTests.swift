@@ -28,6 +28,9 @@ import Testing
             DROP INDEX apple_transaction_test_environment;
             DROP INDEX apple_sighting_test_environment;
             DROP INDEX apple_transaction_renewal;
+            DROP INDEX credit_unlinked;
+            DROP INDEX credit_linked_by_order;
+            ALTER TABLE credit DROP COLUMN transaction_from_order;
             DROP TABLE credit_clawback;
             DROP VIEW unchecked_transactions;
             DROP TABLE api_unchecked;
