@@ -3,7 +3,8 @@ import Foundation
 /// Parses the time forms the inputs use into epoch milliseconds UTC.
 public enum TimeParser {
     /// Epoch milliseconds (all digits) or RFC 3339 (`2026-01-02T03:04:05Z`, fractional seconds and offsets
-    /// allowed), or a date alone (`2026-01-02`, midnight UTC). Returns `nil` for anything else.
+    /// allowed; an offset may also be `+HH` or `+HHMM`), or a date alone (`2026-01-02`, midnight UTC).
+    /// Returns `nil` for anything else.
     public static func epochMillis(_ text: String) -> Int64? {
         let s = TextTrim.whitespaces(text)
         if s.isEmpty { return nil }
@@ -65,9 +66,21 @@ public enum TimeParser {
             if chars[i] == UInt8(ascii: "Z") || chars[i] == UInt8(ascii: "z") {
                 guard i + 1 == chars.count else { return nil }
             } else if chars[i] == UInt8(ascii: "+") || chars[i] == UInt8(ascii: "-") {
-                guard let oh = number(i + 1, 2), i + 3 < chars.count, chars[i + 3] == UInt8(ascii: ":"),
-                    let om = number(i + 4, 2), i + 6 == chars.count
-                else { return nil }
+                // `+HH:MM` (RFC 3339), and what databases and libraries also write: `+HH` (PostgreSQL's
+                // timestamptz text) and `+HHMM` (ISO 8601 basic, `%z`).
+                guard let oh = number(i + 1, 2), oh < 24 else { return nil }
+                var om = 0
+                switch chars.count - i {
+                case 3: break
+                case 5:
+                    guard let m = number(i + 3, 2) else { return nil }
+                    om = m
+                case 6:
+                    guard chars[i + 3] == UInt8(ascii: ":"), let m = number(i + 4, 2) else { return nil }
+                    om = m
+                default: return nil
+                }
+                guard om < 60 else { return nil }
                 offsetSeconds = (oh * 3600 + om * 60) * (chars[i] == UInt8(ascii: "+") ? 1 : -1)
             } else {
                 return nil

@@ -15,6 +15,22 @@ import Testing
         #expect(TimeParser.rfc3339("2026-12-31T23:59:59Z") == 1_798_761_599_000)
     }
 
+    /// PostgreSQL writes a timestamptz as `2026-10-14 10:00:07.123+00`, and `%z` writes `+0530`: both are the
+    /// same instant as the RFC 3339 form; anything looser is still refused.
+    @Test func offsetsWrittenAsHoursOrWithoutAColonAreRead() {
+        let utc = TimeParser.rfc3339("2026-10-14T10:00:07.123Z")
+        #expect(utc != nil)
+        #expect(TimeParser.rfc3339("2026-10-14 10:00:07.123+00") == utc)
+        #expect(TimeParser.rfc3339("2026-10-14 15:30:07.123+0530") == utc)
+        #expect(TimeParser.rfc3339("2026-10-14 05:00:07.123-05") == utc)
+        #expect(TimeParser.rfc3339("2026-10-14T15:30:07.123+05:30") == utc)
+        for loose in [
+            "2026-10-14T10:00:07+5", "2026-10-14T10:00:07+053", "2026-10-14T10:00:07+25", "2026-10-14T10:00:07+0561",
+        ] {
+            #expect(TimeParser.rfc3339(loose) == nil, "\(loose)")
+        }
+    }
+
     @Test func moreThanThreeFractionalDigitsAreCutToMillisecondsNotATrap() {
         // Found by the corpus: `2026-01-01T10:00:00.123456Z` trapped on an invalid range.
         #expect(TimeParser.rfc3339("1970-01-01T00:00:00.123456Z") == 123)
