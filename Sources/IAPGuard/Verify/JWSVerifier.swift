@@ -137,13 +137,23 @@ public final class JWSVerifier: Sendable {
         guard alg == "ES256" else {
             return .failed(.failed(.badAlg, "header alg is '\(alg)', only ES256 is accepted"))
         }
+        let decoded = PayloadClaims.decode(jws, with: decoder)
+        // Xcode and LocalTesting payloads are signed on the developer's Mac, never by Apple: no chain leads to
+        // Apple's roots, and calling them forged (`bad-chain`) would hide what they are. They are not Apple's
+        // truth either: `wrong-environment`, which IAP-017 judges against the testers list.
+        if case .success(let peeked) = decoded, let local = peeked.locallySignedEnvironment {
+            return .failed(
+                .failed(
+                    .wrongEnvironment,
+                    "\(local.rawValue) payloads are signed locally, never by Apple (the signature is not checked)"))
+        }
         let x5c = jws.certificateChainDER
         guard x5c.count == 3 else {
             return .failed(
                 .failed(.badChain, "x5c has \(x5c.count) certificates, expected 3 (leaf, intermediate, root)"))
         }
         let claims: PayloadClaims
-        switch PayloadClaims.decode(jws, with: decoder) {
+        switch decoded {
         case .failure(let problem):
             return .failed(.failed(.badFormat, problem.detail))
         case .success(let decoded):

@@ -24,6 +24,15 @@ struct PayloadClaims: Decodable, Sendable {
     /// A signed app transaction's environment (`Production`, `Sandbox`, `Xcode`, …).
     var receiptType: String?
 
+    /// The environment the payload claims (its own, or its notification data's) when Apple never signs it
+    /// (Xcode, LocalTesting); `nil` otherwise.
+    var locallySignedEnvironment: AppleEnvironment? {
+        for value in [environment, data?.environment, summary?.environment, appData?.environment, receiptType] {
+            if let value, let known = AppleEnvironment(appleValue: value), !known.isSignedByApple { return known }
+        }
+        return nil
+    }
+
     /// `signedDate` as a date, or `nil` when absent.
     var signedAt: Date? {
         signedDate.map { Date(timeIntervalSince1970: $0 / 1000) }

@@ -37,6 +37,24 @@ import Testing
         #expect(reason(outcome) == .wrongEnvironment, "\(outcome)")
     }
 
+    /// Xcode signs StoreKit testing payloads with a certificate of the developer's Mac (one certificate, or
+    /// any chain not Apple's): they are what they say, not forgeries, so the environment answers first. A
+    /// Production payload from the same chain is still refused for its chain.
+    @Test(arguments: ["Xcode", "LocalTesting"])
+    func aLocallySignedPayloadFromALocalCertificateIsWrongEnvironmentNotAForgery(environment: String) throws {
+        let verifier = try World.verifier()
+        let local = World.other
+        let selfSigned = try CompactJWS(
+            try local.sign(
+                payload: World.transaction(environment: environment),
+                header: ["alg": "ES256", "x5c": [local.leafDER.base64EncodedString()]]))
+        #expect(reason(verifier.verify(selfSigned, as: .transaction)) == .wrongEnvironment)
+        let otherChain = try World.jws(World.transaction(environment: environment), by: local)
+        #expect(reason(verifier.verify(otherChain, as: .transaction)) == .wrongEnvironment)
+        let production = try World.jws(World.transaction(environment: "Production"), by: local)
+        #expect(reason(verifier.verify(production, as: .transaction)) == .chainUntrusted)
+    }
+
     @Test(arguments: ["Xcode", "LocalTesting"])
     func locallySignedNotificationsAndRenewalsAreNeverVerifiedEvenWhenConfigured(environment: String) throws {
         let verifier = try World.verifier(environments: Set(AppleEnvironment.allCases))
