@@ -197,7 +197,8 @@ struct ReportModel: Sendable {
     /// Money at risk keyed by transaction id (or finding id when there is none), the largest amount kept.
     static func dedupedMoney(_ findings: some Sequence<Finding>) -> [String: (amount: Int64, storefront: String?)] {
         var out: [String: (amount: Int64, storefront: String?)] = [:]
-        for finding in findings {
+        // An informational row is context (a refused purchase, two storefronts), never money at risk.
+        for finding in findings where finding.level != .informational {
             guard let amount = finding.amountRef else { continue }
             let key = finding.transactionID.map { "t:" + $0 } ?? "f:" + finding.findingID
             if let existing = out[key], existing.amount >= amount { continue }

@@ -44,3 +44,20 @@ import Testing
         #expect(model.sections.allSatisfy { !$0.active.isEmpty && !$0.resolved.isEmpty })
     }
 }
+
+/// Money at risk is what active findings an analyst acts on put at risk.
+@Suite struct ReportMoneyTests {
+    @Test func informationalFindingsPutNoMoneyAtRisk() {
+        var refused = ReportFixtures.finding("IAP-004", 1, level: .informational, summary: "refused, not credited")
+        refused.amountRef = 2_517
+        var credited = ReportFixtures.finding("IAP-001", 2, level: .high, summary: "credited twice")
+        credited.amountRef = 9_990
+        let input = ReportInput(
+            runID: 42, windowSince: nil, windowUntil: nil, startedAt: ReportFixtures.t0,
+            finishedAt: ReportFixtures.t0 + 1_000, toolVersion: "test", configHash: "h", referenceCurrency: "USD",
+            sources: [], findings: [refused, credited], rules: [], ruleCounts: [], quarantine: [], history: [])
+        let model = ReportModel(input: input, options: ReportOptions(), fileHistory: [])
+        #expect(model.moneyAtRisk == 9_990)
+        #expect(model.sections.first { $0.id == "IAP-004" }?.moneyAtRisk == 0)
+    }
+}

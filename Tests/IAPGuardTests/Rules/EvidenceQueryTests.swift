@@ -114,7 +114,8 @@ struct EvidenceQueryTests {
 
     // MARK: Same rows as before
 
-    /// Evidence SQL of IAP-002 and IAP-009 before they were split into index-friendly forms.
+    /// Evidence SQL of IAP-002 and IAP-009 before they were split into index-friendly forms (IAP-009's with
+    /// the order's storefront, currency and price for a purchase Apple's record gives none of, as it now reads).
     static let previousSQL: [String: String] = [
         "IAP-002": """
         SELECT c.credit_id, c.transaction_id, c.user_id, c.order_id, c.units, c.credited_at, c.reversed_at
@@ -123,7 +124,12 @@ struct EvidenceQueryTests {
         ORDER BY c.credited_at
         """,
         "IAP-009": """
-        SELECT t.transaction_id, t.storefront, t.currency, t.price, t.purchase_date
+        SELECT t.transaction_id,
+               CASE WHEN :subject_kind = 'user_id' THEN COALESCE(t.storefront, o.storefront) ELSE t.storefront END
+                 AS storefront,
+               CASE WHEN :subject_kind = 'user_id' AND t.price IS NULL THEN o.currency ELSE t.currency END AS currency,
+               CASE WHEN :subject_kind = 'user_id' THEN COALESCE(t.price, o.price) ELSE t.price END AS price,
+               t.purchase_date
         FROM transactions t LEFT JOIN orders o ON o.transaction_id = t.transaction_id
         WHERE (:subject_kind = 'user_id' AND o.user_id = :subject)
            OR (:subject_kind = 'app_account_token' AND LOWER(t.app_account_token) = :subject)
