@@ -59,7 +59,15 @@ public enum ReportFormat {
     static func evidenceValue(name: String, value: String?) -> String? {
         guard let value else { return nil }
         if let millis = evidenceTime(name: name, value: value) { return isoTime(millis: millis) }
+        if isMoneyField(name), let milli = Int64(value) { return decimal(milliunits: milli) }
         return value
+    }
+
+    /// Evidence fields that hold milliunits by the store's convention (`price`, `amount`, `amount_ref`,
+    /// `ref_price`, `*_price`): written as amounts, as findings' amounts are, so a spreadsheet does not read
+    /// `9990` (9.99) as nine thousand.
+    static func isMoneyField(_ name: String) -> Bool {
+        name == "price" || name == "amount" || name == "amount_ref" || name.hasSuffix("_price")
     }
 
     private static func floorDivide(_ a: Int64, _ b: Int64) -> (Int64, Int64) {

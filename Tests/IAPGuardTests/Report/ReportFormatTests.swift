@@ -27,6 +27,16 @@ import Testing
         #expect(ReportFormat.money(milliunits: Int64.min) == "-9223372036854775.81")
     }
 
+    /// Evidence prices and amounts are milliunits in the store; a spreadsheet must not read 9990 as 9,990.
+    @Test func evidenceMoneyFieldsPrintAsAmountsAndOtherNumbersAsStored() {
+        #expect(ReportFormat.evidenceValue(name: "price", value: "9990") == "9.99")
+        #expect(ReportFormat.evidenceValue(name: "ref_price", value: "29990") == "29.99")
+        #expect(ReportFormat.evidenceValue(name: "amount_ref", value: "1234") == "1.234")
+        #expect(ReportFormat.evidenceValue(name: "units", value: "9990") == "9990")
+        #expect(ReportFormat.evidenceValue(name: "price", value: "n/a") == "n/a")
+        #expect(ReportFormat.evidenceValue(name: "transaction_id", value: "2000000000000001") == "2000000000000001")
+    }
+
     @Test func timesPrintAsISO8601UTCWithMilliseconds() {
         #expect(ReportFormat.isoTime(millis: 0) == "1970-01-01T00:00:00.000Z")
         #expect(ReportFormat.isoTime(millis: 1_767_225_600_000) == "2026-01-01T00:00:00.000Z")
