@@ -162,6 +162,12 @@ public struct CaseStage {
             var lastJoined = runID
             if let previous {
                 createdRunID = previous.createdRunID
+                // A case keeps its age when it re-opens: its first findings are resolved, not gone.
+                let before = Self.incident(fromRow: previous.row)
+                if before.firstSeenRunID > 0, before.firstSeenRunID < incident.firstSeenRunID {
+                    incident.firstSeenRunID = before.firstSeenRunID
+                    incident.firstSeenAt = before.firstSeenAt
+                }
                 lastJoined = joined.isEmpty ? previous.lastJoinedRunID : runID
                 incident.status = previous.status
                 incident.statusBy = previous.statusBy
@@ -222,6 +228,8 @@ public struct CaseStage {
             guard previous.activeFindings > 0, previous.mergedInto == nil else { continue }
             var row = previous.row
             row[Self.activeFindingsColumn] = .integer(0)
+            // Nothing of it is active any more, so nothing is at risk (its level stays as the record of it).
+            row[Self.moneyColumn] = .integer(0)
             row[Self.lastRunColumn] = .integer(runID)
             var incident = Self.incident(fromRow: row)
             if previous.status.isOpen {
@@ -302,6 +310,7 @@ public struct CaseStage {
     static let statusByColumn = 3
     static let statusAtColumn = 4
     static let statusNoteColumn = 5
+    static let moneyColumn = 7
     static let activeFindingsColumn = 9
     static let lastRunColumn = 20
     static let mergedIntoColumn = 21

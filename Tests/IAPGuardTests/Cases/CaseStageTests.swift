@@ -126,6 +126,29 @@ import Testing
         #expect(back.caseID == id && back.status == .open)
     }
 
+    /// A resolved case puts nothing at risk any more, and one that re-opens for a new finding keeps the age
+    /// of its first finding.
+    @Test func aResolvedCaseHoldsNoMoneyAndARepenedOneKeepsItsAge() throws {
+        let world = try World("age")
+        let a = Self.finding("F-A", "IAP-015", tx: "2000000000000008", user: "u-1")
+        let other = Self.finding("F-O", "IAP-014", tx: "2000000000000099", user: "u-9")
+        try world.runWith([a, other])
+        let opened = try #require(try world.caseOf("F-A"))
+        let outcome = try world.runWith([other])
+        let closed = try #require(outcome.cases.first { $0.caseID == opened.caseID })
+        #expect(closed.status == .resolved && closed.moneyAtRisk == 0)
+        // A new finding on the same transaction, two runs later.
+        try world.runWith([other])
+        var b = Self.finding("F-B", "IAP-001", tx: "2000000000000008", user: "u-1")
+        b.firstSeenRunID = world.run + 1  // first seen in the run about to start, as the rule stage sets it
+        try world.runWith([b, other])
+        let back = try #require(try world.caseOf("F-B"))
+        #expect(back.caseID == opened.caseID && back.status == .open)
+        #expect(back.firstSeenRunID == opened.firstSeenRunID)
+        #expect(back.firstSeenAt == opened.firstSeenAt)
+        #expect(back.moneyAtRisk == 9_990)
+    }
+
     @Test func aJobChangeBasedOnAStaleStateLeavesTheAnalystsNewerStateAndHistoryAlone() throws {
         let world = try World("race")
         try world.runWith([Self.finding("F-A", "IAP-015", tx: "2000000000000003", user: "u-1")])
