@@ -90,6 +90,17 @@ struct LookupContext {
         return nil
     }
 
+    /// Whether the same payer paid for two transactions: the same Apple Account (`appTransactionId`) when both
+    /// name one, else the same paying account (``payer(of:)``: the ordering account first). Symmetric, so a
+    /// pair reads the same whichever of its transactions is looked up; `false` when either payer is unknown.
+    func samePayer(_ a: String, _ b: String) -> Bool {
+        if let x = transactionsByID[a]?.appTransactionID, let y = transactionsByID[b]?.appTransactionID {
+            return x == y
+        }
+        guard let p = payer(of: a)?.user, let q = payer(of: b)?.user else { return false }
+        return p == q
+    }
+
     /// Whether `productID` lies outside the product namespace `bundleID`'s catalog uses: the catalog names at
     /// least one product under the bundle id and does not hold this one (IAP-007's `product-outside-bundle`).
     func isForeignToCatalog(bundleID: String?, productID: String?) -> Bool {

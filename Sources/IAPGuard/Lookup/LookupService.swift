@@ -83,7 +83,7 @@ public struct LookupService {
         }
 
         var context = try loadContext(transactionIDs: transactionIDs.values, orderIDs: orderIDs.values, at: asOf)
-        let twins = try chargedTwiceTwins(of: transactionIDs.values, context: context)
+        let twins = try chargedTwiceTwins(of: transactionIDs.values, context: context, at: asOf)
         let missing = Set(twins.flatMap { [$0.0, $0.1] }).subtracting(context.transactionsByID.keys)
         if !missing.isEmpty {
             context = try loadContext(
@@ -98,6 +98,10 @@ public struct LookupService {
             result.verdicts.append(judge.verdict(forOrder: order))
         }
         result.verdicts += twins.map { chargedTwiceVerdict($0.0, $0.1, context: context) }
+        // The other purchase of a pair gets its own verdict too, the one a lookup of its own id gives.
+        for id in OrderedIDs(twins.flatMap { [$0.0, $0.1] }).values where !judged.contains(id) {
+            if let verdict = judge.verdict(for: id) { result.verdicts.append(verdict) }
+        }
 
         let involvedUsers = Set(result.verdicts.flatMap { $0.creditedTo + [$0.paidBy].compactMap { $0 } })
         let originals = Set(context.evidence.transactions.compactMap(\.originalTransactionID))
@@ -307,9 +311,14 @@ public struct LookupService {
 
     // MARK: Charged twice
 
-    /// Pairs (earlier, later) of distinct real purchases of the same product by the same account within
-    /// ``chargedTwiceWindowMillis``, at least one of them in `transactionIDs`.
-    func chargedTwiceTwins(of transactionIDs: [String], context: LookupContext) throws -> [(String, String)] {
+    /// Pairs (earlier, later) of distinct real purchases of the same product by the same payer within
+    /// ``chargedTwiceWindowMillis``, at least one of them in `transactionIDs`. The store is asked for
+    /// candidates tied to the payer by Apple Account, order, submission or token; a candidate is kept only when
+    /// ``LookupContext/samePayer(_:_:)`` holds (the same Apple Account when both name one, else the same
+    /// ordering account), so a pair is found, and read, the same from either of its transactions.
+    func chargedTwiceTwins(of transactionIDs: [String], context: LookupContext, at now: Int64) throws -> [(
+        String, String
+    )] {
         var pairs = Set<[String]>()
         for id in transactionIDs {
             guard let t = context.transactionsByID[id], t.environment == "Production",
@@ -326,7 +335,8 @@ public struct LookupService {
                   AND t.environment = 'Production' AND t.verification IN ('verified', 'not-signed')
                   AND COALESCE(t.in_app_ownership_type, 'PURCHASED') <> 'FAMILY_SHARED'
                   AND COALESCE(t.transaction_reason, 'PURCHASE') <> 'RENEWAL'
-                  AND (EXISTS (SELECT 1 FROM orders o WHERE o.transaction_id = t.transaction_id AND o.user_id = :payer)
+                  AND ((:account <> '' AND t.app_transaction_id = :account)
+                       OR EXISTS (SELECT 1 FROM orders o WHERE o.transaction_id = t.transaction_id AND o.user_id = :payer)
                        OR EXISTS (SELECT 1 FROM sightings s WHERE s.transaction_id = t.transaction_id
                                   AND s.submitted_by_user_id = :payer)
                        OR (:token <> '' AND LOWER(t.app_account_token) = :token))
@@ -337,15 +347,22 @@ public struct LookupService {
                     "to": .integer(at + chargedTwiceWindowMillis),
                     "original": .text(t.originalTransactionID ?? id), "payer": .text(payer),
                     "token": .text(t.appAccountToken?.lowercased() ?? ""),
+                    "account": .text(t.appTransactionID ?? ""),
                 ])
             for row in rows {
                 guard let other = row.text("transaction_id") else { continue }
                 pairs.insert([id, other].sorted())
             }
         }
+        // Judge each candidate pair on its own evidence, loaded when the lookup's does not hold it.
+        let involved = Set(pairs.flatMap { $0 })
+        let pairContext =
+            involved.isSubset(of: context.transactionsByID.keys)
+            ? context : try loadContext(transactionIDs: involved.sorted(), orderIDs: [], at: now)
+        pairs = pairs.filter { pairContext.samePayer($0[0], $0[1]) }
         return pairs.sorted { $0.lexicographicallyPrecedes($1) }.map { pair in
-            let a = context.transactionsByID[pair[0]]?.purchaseDate ?? 0
-            let b = context.transactionsByID[pair[1]]?.purchaseDate ?? 0
+            let a = pairContext.transactionsByID[pair[0]]?.purchaseDate ?? 0
+            let b = pairContext.transactionsByID[pair[1]]?.purchaseDate ?? 0
             return a <= b ? (pair[0], pair[1]) : (pair[1], pair[0])
         }
     }
@@ -354,11 +371,19 @@ public struct LookupService {
         let a = context.transactionsByID[first]
         let b = context.transactionsByID[second]
         let gap = abs((b?.purchaseDate ?? 0) - (a?.purchaseDate ?? 0)) / 60_000
-        let payer = context.payer(of: first)?.user ?? context.payer(of: second)?.user
+        let payers = OrderedIDs([first, second].compactMap { context.payer(of: $0)?.user }).values
+        let payer = payers.first
+        let appleAccount = a?.appTransactionID.flatMap { $0 == b?.appTransactionID ? $0 : nil }
+        let who: String
+        if let appleAccount, payers.count > 1 {
+            who = "Apple Account \(appleAccount) (for \(payers.joined(separator: " and ")))"
+        } else {
+            who = payer ?? "the customer"
+        }
         var v = ClaimVerdict(
             code: .chargedTwice,
             headline:
-                "Charged twice: \(payer ?? "the customer") bought \(a?.productID ?? "?") twice, \(gap) min apart (transactions \(first) and \(second)\(a?.price == nil ? "" : ", \(ClaimVerdictJudge.money(a?.price, a?.currency)) each")).",
+                "Charged twice: \(who) bought \(a?.productID ?? "?") twice, \(gap) min apart (transactions \(first) and \(second)\(a?.price == nil ? "" : ", \(ClaimVerdictJudge.money(a?.price, a?.currency)) each")).",
             transactionID: first)
         v.relatedTransactionIDs = [second]
         v.paidBy = payer
@@ -372,6 +397,9 @@ public struct LookupService {
             )
         }
         v.creditedTo = credited.sorted()
+        if let appleAccount {
+            v.details.append("Both were paid from Apple Account \(appleAccount).")
+        }
         v.details.append("Two separate Apple transactions: both charges are real (not a replay of one).")
         v.action =
             "If the second purchase was unintended, the customer can ask Apple for a refund (reportaproblem.apple.com); make sure each purchase is credited once."

@@ -174,9 +174,10 @@ struct LookupTestWorld {
         price: Int64 = 990, token: String? = nil, ownership: String = "PURCHASED", reason: String = "PURCHASE",
         revokedAt: Int64? = nil, upgradedAt: Int64? = nil, legacy: Bool = false, failed: Bool = false,
         bundle: String = bundle, outcome: VerificationOutcome? = nil, anomalies: [String] = [],
-        quantity: Int64 = 1, expires: Int64? = nil
+        quantity: Int64 = 1, expires: Int64? = nil, appleAccount: String? = nil, submittedBy: String? = nil
     ) {
         var t = AppleTransaction(transactionID: tx)
+        t.appTransactionID = appleAccount
         t.originalTransactionID = original ?? tx
         t.bundleID = bundle
         t.productID = product
@@ -213,7 +214,7 @@ struct LookupTestWorld {
                 ?? (failed
                     ? .failed(.chainUntrusted, "the chain does not lead to a trusted root")
                     : (legacy ? VerificationOutcome(status: .notSigned, reason: "status-0") : .verified)))
-        sighting.submittedByUserID = user
+        sighting.submittedByUserID = submittedBy ?? user
         sighting.submittedOrderID = order
         sighting.receivedAt = at + 2000
         sighting.receiptKey = "key-\(payloadCounter)"
@@ -243,6 +244,14 @@ struct LookupTestWorld {
         o.transactionID = tx
         o.appAccountToken = token
         batch.orders.append((o, "orders", "data/orders.csv:\(batch.orders.count + 2)"))
+    }
+
+    /// An account of the accounts source (the `users` view), with the app account token the app gave it.
+    mutating func account(_ id: String, token: String? = nil, country: String = "USA") {
+        var u = UserAccount(userID: id)
+        u.country = country
+        u.appAccountToken = token?.lowercased()
+        batch.users.append((u, "users", "data/users.csv:\(batch.users.count + 2)"))
     }
 
     mutating func credit(
