@@ -13,8 +13,13 @@ public struct ClaimVerdict: Sendable, Hashable, Codable {
         case misCredit = "mis-credit"
         /// One Apple charge credited several times (a replayed receipt or retried request): not charged twice.
         case replayed
-        /// Two separate Apple charges for the same product by the same account within a short window.
+        /// Two separate Apple charges for the same product by the same payer (the same Apple Account when both
+        /// name one, else the same ordering account) within a short window.
         case chargedTwice = "charged-twice"
+        /// Paid by and credited to the account that ordered it, but its app account token, which no account
+        /// record names, is on orders of several accounts (IAP-013's token farm): the token cannot say who paid,
+        /// so nothing is to be moved; the accounts sharing it are to be checked.
+        case tokenShared = "token-shared"
         /// Paid in another app than the one it was redeemed in (an unknown bundle, or the order's app differs).
         case wrongApp = "wrong-app"
         /// Credited, but with another product or quantity than Apple charged for.
@@ -54,7 +59,7 @@ public struct ClaimVerdict: Sendable, Hashable, Codable {
             case .paidAndCredited, .pendingCredit, .refundedClawedBack, .refundedAfterPeriod, .sandbox, .familyShared,
                 .subscriptionRenewal, .freeNotCredited, .orderNotPaid, .notFound:
                 return false
-            case .missingCredit, .misCredit, .replayed, .chargedTwice, .wrongApp, .creditedWrongItem,
+            case .missingCredit, .misCredit, .replayed, .chargedTwice, .tokenShared, .wrongApp, .creditedWrongItem,
                 .refundedStillCredited, .forged, .unverifiable:
                 return true
             }
@@ -69,7 +74,8 @@ public struct ClaimVerdict: Sendable, Hashable, Codable {
     /// Other transactions the verdict involves (the twin of a `charged-twice`).
     public var relatedTransactionIDs: [String] = []
     public var orderIDs: [String] = []
-    /// The account that paid (the order's user, else the submitter, else the token's owner).
+    /// The account that paid (the order's user, else the token's owner unless several accounts share the token,
+    /// else the submitter).
     public var paidBy: String?
     /// Accounts holding a standing credit for it.
     public var creditedTo: [String] = []

@@ -370,6 +370,18 @@ struct ClaimVerdictJudge {
                 "Check what \(product) should grant; reverse credit \(credit.creditID) if it is not sold any more."
             return v
         }
+        if !familyShared, let shared = c.sharedToken(of: t), shared.holders.contains(receiver) {
+            let others = shared.holders.filter { $0 != receiver }
+            if shared.owner != receiver {
+                var v = make(.tokenShared, "")
+                v = tokenSharedVerdict(v, t, shared: shared, receiver: receiver, product: product, price: price)
+                v.details = notes + v.details
+                return v
+            }
+            notes.append(
+                "Its app account token is also on orders of \(Self.names(others)); \(receiver) used it first (IAP-013 reports the others)."
+            )
+        }
         var v = make(
             .paidAndCredited,
             "Paid and credited: transaction \(transactionID) (\(product), \(price)) was credited to \(receiver) on \(credit.creditedAt.map(StorefrontTime.shortUTC) ?? "an unknown date")."
@@ -403,6 +415,50 @@ struct ClaimVerdictJudge {
         v.lookAlike = lookAlike
         v.details = notes
         return v
+    }
+
+    /// A purchase credited to the account that ordered it, whose app account token other accounts' orders carry
+    /// too and no account record names (IAP-013): the token cannot say who paid, so the ordering account (and
+    /// the Apple Account that paid, when Apple names it) is the payer and nothing is moved.
+    func tokenSharedVerdict(
+        _ verdict: ClaimVerdict, _ t: LookupEvidence.Transaction,
+        shared: (token: String, owner: String, holders: [String]),
+        receiver: String, product: String, price: String
+    ) -> ClaimVerdict {
+        var v = verdict
+        let payer = v.paidBy ?? receiver
+        v.paidBy = payer
+        let notPaying = shared.holders.filter { $0 != payer && $0 != receiver }
+        let others = notPaying.isEmpty ? shared.holders.filter { $0 != receiver } : notPaying
+        let credited = payer == receiver ? "was credited" : "\(receiver) was credited"
+        v.headline =
+            "Shared app account token: \(payer) paid for transaction \(t.transactionID) (\(product), \(price)) and \(credited), but its app account token is also on orders of \(Self.names(others)), so the token cannot tell who paid; not a mis-credit."
+        let orderUsers = Set(context.orders(t.transactionID).compactMap(\.userID)).sorted()
+        if !orderUsers.isEmpty {
+            v.details.append("The order(s) for it belong to \(orderUsers.joined(separator: ", ")).")
+        }
+        if let account = t.appTransactionID {
+            let alsoPaidFor = (context.tokenUse.appleAccounts[shared.token]?[account] ?? []).subtracting([payer])
+            v.details.append(
+                alsoPaidFor.isEmpty
+                    ? "Apple Account \(account) paid for it, and for no other account's order with this token."
+                    : "Apple Account \(account) paid for it and for orders of \(Self.names(alsoPaidFor.sorted())) with this token: the accounts may be one person's."
+            )
+        } else {
+            v.details.append("Apple names no Apple Account for it; the order says who paid.")
+        }
+        v.details.append(
+            "No account record names app account token \(shared.token); orders of \(shared.holders.count) accounts carry it, \(shared.owner) first. IAP-013 reports each account after the first (see its finding)."
+        )
+        v.action =
+            "Nothing to move: the account that ordered it got it. Work the IAP-013 finding: check whether \(Self.names(shared.holders)) are one farm, or the app gives several accounts one token (each account needs its own)."
+        return v
+    }
+
+    /// `a, b, c` for up to five accounts, then `and N more`.
+    static func names(_ accounts: [String]) -> String {
+        guard accounts.count > 5 else { return accounts.joined(separator: ", ") }
+        return accounts.prefix(5).joined(separator: ", ") + " and \(accounts.count - 5) more"
     }
 
     /// A Sandbox verdict: allow-listed testers are the look-alike, anyone else credited must be reversed (IAP-017).
@@ -462,7 +518,12 @@ struct ClaimVerdictJudge {
                 checks.append(
                     (orderUsers, "The order(s) for it belong to \(orderUsers.sorted().joined(separator: ", "))."))
             }
-            if let token = t.appAccountToken?.lowercased(), let owners = c.tokenOwners[token], !owners.isEmpty {
+            // A token no account record names is the token of every account whose orders carry it (as IAP-012
+            // holds): the credited account's own orders with it make it no one else's, even when other accounts
+            // share it (IAP-013's to report; see `tokenSharedVerdict`).
+            if let token = t.appAccountToken?.lowercased(), let owners = c.tokenOwners[token], !owners.isEmpty,
+                c.tokenUse.known.contains(token) || c.tokenUse.holders[token]?.contains(receiver) != true
+            {
                 checks.append((owners, "Its app account token belongs to \(owners.sorted().joined(separator: ", "))."))
             }
             if orderUsers.isEmpty, let original = c.originalPurchase(of: t),

@@ -15,6 +15,19 @@ struct LookupContext {
     var renewalCrediting: [String: RenewalCrediting] = [:]
     /// IAP-014's `renewal_credit_share`: below this share of credited renewals, renewals are not owed a credit.
     var renewalCreditShare: Double = 0.2
+    /// Who else uses the tokens of the transactions judged (a token shared by several accounts).
+    var tokenUse = TokenUse()
+
+    /// Who uses each app account token of a lookup, beside its owner (``tokenOwners``).
+    struct TokenUse {
+        /// Lower-cased tokens the accounts source (`users`) names: their owner is certain.
+        var known: Set<String> = []
+        /// Lower-cased token → every account whose orders carry it.
+        var holders: [String: Set<String>] = [:]
+        /// Lower-cased token → Apple Account (`appTransactionId`) → the accounts whose orders with the token that
+        /// Apple Account paid for.
+        var appleAccounts: [String: [String: Set<String>]] = [:]
+    }
 
     let transactionsByID: [String: LookupEvidence.Transaction]
     let sightingsByTransaction: [String: [LookupEvidence.Sighting]]
@@ -77,8 +90,9 @@ struct LookupContext {
         if let order = orders(transactionID).first(where: { $0.userID != nil }), let user = order.userID {
             return (user, "created order \(order.orderID)")
         }
-        if let t = transactionsByID[transactionID], let token = t.appAccountToken?.lowercased(),
-            let owner = tokenOwners[token]?.sorted().first
+        // A shared token's first user did not pay for the other accounts' purchases.
+        if let t = transactionsByID[transactionID], sharedToken(of: t) == nil,
+            let token = t.appAccountToken?.lowercased(), let owner = tokenOwners[token]?.sorted().first
         {
             return (owner, "owns the app account token")
         }
@@ -88,6 +102,17 @@ struct LookupContext {
             return (user, "submitted the receipt")
         }
         return nil
+    }
+
+    /// A transaction's app account token when several accounts share it: no account record names it and the
+    /// orders of several accounts carry it (IAP-013's token farm, or an app that gives several accounts one
+    /// token). `owner` is its first user (the account of its earliest order, as IAP-013 takes it); `holders`
+    /// every account whose orders carry it. `nil` for a token with one user or an owner the accounts source names.
+    func sharedToken(of t: LookupEvidence.Transaction) -> (token: String, owner: String, holders: [String])? {
+        guard let token = t.appAccountToken?.lowercased(), !tokenUse.known.contains(token),
+            let holders = tokenUse.holders[token], holders.count >= 2, let owner = tokenOwners[token]?.sorted().first
+        else { return nil }
+        return (token, owner, holders.sorted())
     }
 
     /// Whether the same payer paid for two transactions: the same Apple Account (`appTransactionId`) when both

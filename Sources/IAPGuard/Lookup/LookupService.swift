@@ -301,6 +301,7 @@ public struct LookupService {
             apps: try reader.apps(),
             testers: try reader.testers(), tokenOwners: try reader.tokenOwners(tokens.sorted()))
         context.renewalCreditShare = renewalCreditShare
+        context.tokenUse = try reader.tokenUse(tokens.sorted())
         let renewed = evidence.transactions.filter {
             $0.productType == "Auto-Renewable Subscription" && $0.originalTransactionID != $0.transactionID
         }

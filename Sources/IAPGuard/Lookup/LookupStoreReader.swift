@@ -279,6 +279,33 @@ struct LookupStoreReader {
         return owners
     }
 
+    /// Who uses each of `tokens` (lower-cased): whether the accounts source names it, the accounts whose orders
+    /// carry it, and which Apple Accounts paid for which of those accounts' orders.
+    func tokenUse(_ tokens: [String]) throws -> LookupContext.TokenUse {
+        var p: [String: SQLValue] = [:]
+        let list = Self.inList(tokens.map { $0.lowercased() }, prefix: "k", into: &p)
+        var use = LookupContext.TokenUse()
+        for r in try rows(
+            "SELECT DISTINCT LOWER(app_account_token) AS token FROM users WHERE LOWER(app_account_token) IN \(list)", p)
+        {
+            if let token = r.text("token") { use.known.insert(token) }
+        }
+        for r in try rows(
+            """
+            SELECT DISTINCT LOWER(o.app_account_token) AS token, o.user_id, t.app_transaction_id
+            FROM orders o LEFT JOIN transactions t ON t.transaction_id = o.transaction_id
+            WHERE LOWER(o.app_account_token) IN \(list) AND o.user_id IS NOT NULL
+            """, p)
+        {
+            guard let token = r.text("token"), let user = r.text("user_id") else { continue }
+            use.holders[token, default: []].insert(user)
+            if let account = r.text("app_transaction_id") {
+                use.appleAccounts[token, default: [:]][account, default: []].insert(user)
+            }
+        }
+        return use
+    }
+
     /// `bundle|product` → units per purchase, from the catalog.
     func catalogUnits() throws -> [String: Int64] {
         var units: [String: Int64] = [:]

@@ -4,7 +4,8 @@ struct UserProfileBuilder {
     let fx: FXTable
     let referenceCurrency: String
 
-    /// The transactions tied to `userID`: through an order, a submission, a credit or an owned token.
+    /// The transactions tied to `userID`: through an order, a submission, a credit or an owned token (not a token
+    /// several accounts share: its first user did not buy the others' purchases).
     func transactionIDs(of userID: String) -> Set<String> {
         let evidence = context.evidence
         var ids = Set<String>()
@@ -14,7 +15,9 @@ struct UserProfileBuilder {
             ids.insert(tx)
         }
         for t in evidence.transactions {
-            if let token = t.appAccountToken?.lowercased(), context.tokenOwners[token]?.contains(userID) == true {
+            if let token = t.appAccountToken?.lowercased(), context.tokenOwners[token]?.contains(userID) == true,
+                context.sharedToken(of: t) == nil
+            {
                 ids.insert(t.transactionID)
             }
         }
