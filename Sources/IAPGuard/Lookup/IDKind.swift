@@ -5,7 +5,7 @@ public enum IDKind: String, Sendable, Hashable, Codable, CaseIterable {
     case transaction
     /// Apple's `originalTransactionId` (a subscription's renewals, restores and family-shared copies share it).
     case original
-    /// The app backend's order id.
+    /// The app backend's order id, or one of its credit ids (a credit resolves to its transaction and order).
     case order
     /// Apple's order id from the customer's receipt e-mail (needs the App Store Server API's Look Up Order ID).
     case appleOrder = "apple-order"
@@ -22,7 +22,7 @@ public enum IDKind: String, Sendable, Hashable, Codable, CaseIterable {
         switch self {
         case .transaction: return "transaction ID"
         case .original: return "original transaction ID"
-        case .order: return "order ID"
+        case .order: return "order or credit ID"
         case .appleOrder: return "Apple order ID"
         case .user: return "user ID"
         case .token: return "app account token"

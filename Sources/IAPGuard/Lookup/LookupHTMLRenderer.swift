@@ -60,6 +60,7 @@ public struct LookupHTMLRenderer {
                 ("tester", user.tester ? "yes" : "no"),
                 ("first seen", user.firstSeen.map(StorefrontTime.shortUTC) ?? ""),
                 ("last seen", user.lastSeen.map(StorefrontTime.shortUTC) ?? ""),
+                ("account record", user.account.map(LookupService.describe) ?? "none in the accounts source"),
             ]
             for (name, value) in rows { b += "<tr><th scope=\"row\">\(d(name))</th><td>\(o(value))</td></tr>\n" }
             b += "</tbody></table></section>\n"

@@ -111,7 +111,12 @@ public struct LookupService {
 
         let fx = try FXTable(store: reader.store)
         let profiles = UserProfileBuilder(context: context, fx: fx, referenceCurrency: referenceCurrency)
-        result.users = userIDs.values.map { profiles.profile(for: $0) }
+        let accounts = try reader.accounts(userIDs.values)
+        result.users = userIDs.values.map { id in
+            var profile = profiles.profile(for: id)
+            profile.account = accounts[id]
+            return profile
+        }
         result.consumptionDrafts = try consumptionDrafts(
             context: context, scope: judged, query: query, fx: fx, profiles: result.users)
 
@@ -158,7 +163,35 @@ public struct LookupService {
             let credits = try reader.rows("SELECT transaction_id FROM credits WHERE order_id = :id", p)
             let submitted = try reader.rows(
                 "SELECT DISTINCT transaction_id FROM sightings WHERE submitted_order_id = :id", p)
-            if !orders.isEmpty || !credits.isEmpty || !submitted.isEmpty {
+            // A backend credit id: the credit's transaction, its order and the order's transaction.
+            let credit = try reader.rows(
+                """
+                SELECT c.transaction_id, c.order_id, c.user_id, o.transaction_id AS order_transaction_id
+                FROM credits c LEFT JOIN orders o ON o.order_id = c.order_id
+                WHERE c.credit_id = :id
+                """, p)
+            if orders.isEmpty, credits.isEmpty, submitted.isEmpty, !credit.isEmpty {
+                r.orderIDs = OrderedIDs(credit.compactMap { $0.text("order_id") }).values
+                r.transactionIDs =
+                    OrderedIDs(
+                        credit.compactMap { $0.text("transaction_id") }
+                            + credit.compactMap { $0.text("order_transaction_id") }
+                    ).values
+                let users = OrderedIDs(credit.compactMap { $0.text("user_id") }).values
+                var parts = ["credit \(id)" + (users.isEmpty ? "" : " of " + users.joined(separator: ", "))]
+                if !r.transactionIDs.isEmpty {
+                    parts.append(
+                        (r.transactionIDs.count == 1 ? "transaction " : "transactions ")
+                            + r.transactionIDs.joined(separator: ", "))
+                }
+                if !r.orderIDs.isEmpty {
+                    parts.append((r.orderIDs.count == 1 ? "order " : "orders ") + r.orderIDs.joined(separator: ", "))
+                }
+                r.matched = parts.joined(separator: ", ")
+                if r.transactionIDs.isEmpty && r.orderIDs.isEmpty {
+                    r.notes.append("Credit \(id) names no transaction and no order: there is no purchase to judge.")
+                }
+            } else if !orders.isEmpty || !credits.isEmpty || !submitted.isEmpty {
                 r.orderIDs = [id]
                 r.transactionIDs =
                     OrderedIDs((orders + credits + submitted).compactMap { $0.text("transaction_id") })
@@ -177,9 +210,15 @@ public struct LookupService {
                 "SELECT transaction_id, order_id FROM credits WHERE user_id = :id ORDER BY credited_at, credit_id", p)
             let submitted = try reader.rows(
                 "SELECT DISTINCT transaction_id FROM sightings WHERE submitted_by_user_id = :id ORDER BY 1", p)
-            guard !orders.isEmpty || !credits.isEmpty || !submitted.isEmpty else { break }
+            // The accounts source knows accounts that never bought anything, and the token it gives them.
+            let account = try reader.accounts([id])[id]
+            guard !orders.isEmpty || !credits.isEmpty || !submitted.isEmpty || account != nil else { break }
             var tokenParameters: [String: SQLValue] = [:]
-            let tokens = Array(Set(orders.compactMap { $0.text("app_account_token")?.lowercased() })).sorted()
+            let tokens = Array(
+                Set(
+                    orders.compactMap { $0.text("app_account_token")?.lowercased() }
+                        + [account?.appAccountToken?.lowercased()].compactMap { $0 })
+            ).sorted()
             let list = LookupStoreReader.inList(tokens, prefix: "k", into: &tokenParameters)
             let viaToken = try reader.rows(
                 "SELECT transaction_id FROM transactions WHERE LOWER(app_account_token) IN \(list) ORDER BY purchase_date",
@@ -196,6 +235,9 @@ public struct LookupService {
                 orders.isEmpty ? nil : Self.plural(orders.count, "order"),
                 credits.isEmpty ? nil : Self.plural(credits.count, "credit"),
                 submitted.isEmpty ? nil : Self.plural(submitted.count, "submitted transaction"),
+                viaToken.isEmpty || !orders.isEmpty
+                    ? nil : Self.plural(viaToken.count, "transaction") + " with its token",
+                account.map { "account record \($0.source)" },
             ].compactMap { $0 }.joined(separator: ", ")
         case .token:
             let transactions = try reader.rows(
@@ -204,7 +246,18 @@ public struct LookupService {
             let orders = try reader.rows(
                 "SELECT order_id, transaction_id FROM orders WHERE LOWER(app_account_token) = LOWER(:id) ORDER BY created_at",
                 p)
-            if !transactions.isEmpty || !orders.isEmpty {
+            if transactions.isEmpty, orders.isEmpty {
+                // A token only the accounts source knows: its account, with whatever that account has.
+                let owners = try reader.accountsWithToken(id)
+                guard !owners.isEmpty else { break }
+                for owner in owners {
+                    let account = try resolve(owner, as: .user)
+                    r.transactionIDs = OrderedIDs(r.transactionIDs + account.transactionIDs).values
+                    r.orderIDs = OrderedIDs(r.orderIDs + account.orderIDs).values
+                    r.userIDs.append(owner)
+                }
+                r.matched = "the token of account " + owners.joined(separator: ", ") + " in the accounts source"
+            } else {
                 r.orderIDs = orders.compactMap { $0.text("order_id") }
                 r.transactionIDs = OrderedIDs((transactions + orders).compactMap { $0.text("transaction_id") }).values
                 r.matched = [
@@ -480,6 +533,14 @@ public struct LookupService {
             if problems.count > 10 { lines.append("… and \(problems.count - 10) more problems (see the verdicts).") }
         }
         for user in result.users {
+            if let account = user.account, user.purchaseCount == 0, user.orders == 0,
+                user.standingCredits + user.reversedCredits == 0, user.sandboxPurchases == 0
+            {
+                lines.append(
+                    "User \(user.userID) is a known account with no purchases, orders or credits in the store: \(Self.describe(account))."
+                )
+                continue
+            }
             let spend = Money.decimalText(milliunits: user.spendRef) + " " + user.referenceCurrency
             lines.append(
                 "User \(user.userID): \(Self.plural(user.purchaseCount, "purchase")), \(spend) spent, \(Self.plural(user.refundCount, "refund")), storefronts \(user.storefronts.isEmpty ? "none" : user.storefronts.joined(separator: ", "))\(user.tester ? ", tester" : "")."
@@ -544,6 +605,17 @@ public struct LookupService {
     }
 
     // MARK: Text helpers
+
+    /// `record users.csv:176: country EGY, app account token …, created 2025-10-06 00:00 UTC`.
+    static func describe(_ account: LookupUserProfile.AccountRecord) -> String {
+        let facts = [
+            account.country.map { "country \($0)" },
+            account.appAccountToken.map { "app account token \($0)" },
+            account.applicationUsername.map { "applicationUsername \($0)" },
+            account.createdAt.map { "created \(StorefrontTime.shortUTC($0))" },
+        ].compactMap { $0 }
+        return "record \(account.source)" + (facts.isEmpty ? "" : ": " + facts.joined(separator: ", "))
+    }
 
     static func plural(_ n: Int, _ noun: String) -> String {
         if n == 1 { return "1 \(noun)" }

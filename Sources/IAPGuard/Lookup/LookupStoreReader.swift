@@ -306,6 +306,36 @@ struct LookupStoreReader {
         return use
     }
 
+    /// The accounts source's records (`users` view) of `userIDs`; empty on a store without the view.
+    func accounts(_ userIDs: [String]) throws -> [String: LookupUserProfile.AccountRecord] {
+        guard !userIDs.isEmpty, try hasView("users") else { return [:] }
+        var p: [String: SQLValue] = [:]
+        let list = Self.inList(userIDs, prefix: "u", into: &p)
+        var out: [String: LookupUserProfile.AccountRecord] = [:]
+        for r in try rows(
+            """
+            SELECT user_id, country, app_account_token, application_username, created_at, source_name, source_ref
+            FROM users WHERE user_id IN \(list)
+            """, p)
+        {
+            guard let user = r.text("user_id") else { continue }
+            out[user] = LookupUserProfile.AccountRecord(
+                country: r.text("country"), appAccountToken: r.text("app_account_token")?.lowercased(),
+                applicationUsername: r.text("application_username"), createdAt: r.int("created_at"),
+                source: Self.ref(r))
+        }
+        return out
+    }
+
+    /// The accounts the accounts source (`users`) gives app account token `token` (case-insensitive), sorted.
+    func accountsWithToken(_ token: String) throws -> [String] {
+        guard try hasView("users") else { return [] }
+        return try rows(
+            "SELECT user_id FROM users WHERE LOWER(app_account_token) = LOWER(:id) AND user_id IS NOT NULL ORDER BY 1",
+            ["id": .text(token)]
+        ).compactMap { $0.text("user_id") }
+    }
+
     /// `bundle|product` → units per purchase, from the catalog.
     func catalogUnits() throws -> [String: Int64] {
         var units: [String: Int64] = [:]

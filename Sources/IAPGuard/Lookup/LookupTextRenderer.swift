@@ -39,7 +39,7 @@ public struct LookupTextRenderer {
         heading(result.found ? "ANSWER" : "NOT FOUND")
         for line in result.answer { wrap(line, indent: "  ", first: "* ") }
 
-        if result.found {
+        if result.found && !result.verdicts.isEmpty {
             heading("VERDICTS")
             let problems = result.verdicts.filter { $0.code.isProblem }
             let quiet = result.verdicts.filter { !$0.code.isProblem }
@@ -73,6 +73,7 @@ public struct LookupTextRenderer {
             if let first = user.firstSeen, let last = user.lastSeen {
                 wrap("active \(StorefrontTime.shortUTC(first)) to \(StorefrontTime.shortUTC(last))", indent: "  ")
             }
+            if let account = user.account { wrap("account \(LookupService.describe(account))", indent: "  ") }
         }
 
         if !result.findings.isEmpty {

@@ -27,4 +27,20 @@ public struct LookupUserProfile: Sendable, Hashable, Codable {
     /// Earliest and latest activity seen in the store (orders, credits, submissions, purchases), epoch ms.
     public var firstSeen: Int64?
     public var lastSeen: Int64?
+    /// The account's record in the accounts source (`users`), when it has one.
+    public var account: AccountRecord?
+
+    /// An account's record in the accounts source (`users` view).
+    public struct AccountRecord: Sendable, Hashable, Codable {
+        /// ISO 3166-1 alpha-3 home country.
+        public var country: String?
+        /// The app account token the app gives the account, lower-cased.
+        public var appAccountToken: String?
+        /// The legacy `applicationUsername` the app attaches for the account.
+        public var applicationUsername: String?
+        /// When the account was created, epoch ms.
+        public var createdAt: Int64?
+        /// The source name and `file:line` of the record.
+        public var source: String
+    }
 }
