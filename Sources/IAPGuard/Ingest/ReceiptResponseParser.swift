@@ -116,6 +116,23 @@ public struct ReceiptResponseParser: Sendable {
                 break
             }
         }
+        // Dates Apple's servers never write: a purchase after the verifyReceipt request that answers it, an
+        // original purchase after the purchase, a date before the App Store sold anything (seconds written as
+        // milliseconds give 1970).
+        if let purchase = t.purchaseDate, let requestDate, purchase > requestDate + Self.clockSlack {
+            anomalies.append("purchase-after-request")
+        }
+        if let original = t.originalPurchaseDate, let purchase = t.purchaseDate, original > purchase + Self.clockSlack {
+            anomalies.append("original-after-purchase")
+        }
+        if [t.purchaseDate, t.originalPurchaseDate].contains(where: {
+            ($0 ?? Self.appStoreOpened) < Self.appStoreOpened
+        }) {
+            anomalies.append("date-before-app-store")
+        }
+        if let quantity = t.quantity, quantity < 1 {
+            anomalies.append("quantity-not-positive")
+        }
         if let expires = t.expiresDate, let purchase = t.purchaseDate, expires - purchase > 10 * 366 * 86_400_000 {
             anomalies.append("expiry-far-future")
         }
@@ -133,6 +150,11 @@ public struct ReceiptResponseParser: Sendable {
         }
         return (t, anomalies)
     }
+
+    /// Clock differences between Apple's servers tolerated before two dates are called out of order.
+    static let clockSlack: Int64 = 3_600_000
+    /// 2008-07-10T00:00:00Z, when the App Store opened: no purchase is older.
+    static let appStoreOpened: Int64 = 1_215_648_000_000
 
     /// Expiry years that receipt forgers write and Apple never does (2099 and 6666), as epoch-ms ranges.
     static let sentinelExpiryYears: [Range<Int64>] = [

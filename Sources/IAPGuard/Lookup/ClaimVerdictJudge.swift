@@ -3,7 +3,10 @@
 struct ClaimVerdictJudge {
     let context: LookupContext
 
-    static let forgeryAnomalies = ["non-numeric-id", "date-mismatch", "expiry-far-future", "product-outside-bundle"]
+    static let forgeryAnomalies = [
+        "non-numeric-id", "date-mismatch", "expiry-far-future", "product-outside-bundle", "purchase-after-request",
+        "original-after-purchase", "date-before-app-store", "quantity-not-positive",
+    ]
 
     /// The verdict about one transaction id, or `nil` when the store knows nothing about it at all.
     func verdict(for transactionID: String) -> ClaimVerdict? {

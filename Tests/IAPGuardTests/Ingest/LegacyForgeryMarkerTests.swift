@@ -42,6 +42,24 @@ import Testing
         #expect(!otherDownload.contains("forged-template-ids"))
     }
 
+    /// The entry's purchase is 2020-08-07T03:30:03Z. Apple never answers a request with a purchase made after
+    /// it, an original purchase after the purchase, or a date before the App Store opened (seconds written as
+    /// milliseconds); within an hour of clock difference it is not called out.
+    @Test func datesAppleNeverWritesAreAnomalies() throws {
+        let tx = #""transaction_id":"2000000000000001""#
+        let early = try Self.anomalies(receipt: #""request_date_ms":"1596500000000","#, entry: tx)
+        #expect(early.contains("purchase-after-request"))
+        let skewed = try Self.anomalies(receipt: #""request_date_ms":"1596770000000","#, entry: tx)
+        #expect(skewed.isEmpty)
+        let later = try Self.anomalies(
+            receipt: "", entry: tx + #","original_purchase_date_ms":"1596900000000""#)
+        #expect(later == ["original-after-purchase"])
+        let seconds = try Self.anomalies(receipt: "", entry: tx + #","original_purchase_date_ms":"1596771003""#)
+        #expect(seconds == ["date-before-app-store"])
+        let none = try Self.anomalies(receipt: "", entry: tx + #","original_purchase_date_ms":"1500000000000""#)
+        #expect(none.isEmpty)
+    }
+
     @Test func aMalformedDownloadIDDoesNotDropTheReceipt() throws {
         let flags = try Self.anomalies(
             receipt: #""download_id":{"x":1},"#, entry: #""transaction_id":"2000000000000001""#)
