@@ -86,10 +86,32 @@ public struct ClaimVerdict: Sendable, Hashable, Codable {
     public var action: String?
     /// Supporting facts, one sentence each.
     public var details: [String] = []
+    /// Active findings above informational that name this purchase although its verdict is no problem by
+    /// itself (currency arbitrage, storefront hopping, receipt sharing, refund abuse, a Sandbox purchase
+    /// credited to a customer), as `IAP-008 (high): summary`: support reads them before closing the claim.
+    public var flaggedBy: [String] = []
+    /// Whether something is owed, wrong or suspicious: the code says so, or an active finding names the
+    /// purchase (``flaggedBy``).
+    public var problem: Bool
 
     public init(code: Code, headline: String, transactionID: String?) {
         self.code = code
         self.headline = headline
         self.transactionID = transactionID
+        problem = code.isProblem
+    }
+
+    /// Records the active findings that name this purchase when its code is no problem by itself, and sets
+    /// ``problem`` from both.
+    mutating func note(findings: [LookupFinding]) {
+        flaggedBy = []
+        if !code.isProblem, let transactionID {
+            flaggedBy = findings.filter {
+                $0.isActive && $0.transactionID == transactionID && $0.levelRank > Finding.Level.informational.rank
+            }
+            .sorted { $0.levelRank != $1.levelRank ? $0.levelRank > $1.levelRank : $0.ruleID < $1.ruleID }
+            .map { "\($0.ruleID) (\($0.level)): \($0.summary)" }
+        }
+        problem = code.isProblem || !flaggedBy.isEmpty
     }
 }

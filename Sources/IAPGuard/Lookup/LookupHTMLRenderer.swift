@@ -36,6 +36,7 @@ public struct LookupHTMLRenderer {
                 b += "</td><td>\(o(v.paidBy))</td><td>\(o(v.creditedTo.joined(separator: ", ")))</td>"
                 b += "<td>\(o(v.orderIDs.joined(separator: ", ")))</td><td class=\"wide\">\(d(v.headline))"
                 if !v.details.isEmpty { b += "<ul>" + v.details.map { "<li>\(d($0))</li>" }.joined() + "</ul>" }
+                for f in v.flaggedBy { b += "<p><strong>Flagged:</strong> \(d(f))</p>" }
                 if let action = v.action { b += "<p><strong>Action:</strong> \(d(action))</p>" }
                 b += "</td></tr>\n"
             }

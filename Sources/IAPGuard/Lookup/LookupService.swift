@@ -108,6 +108,7 @@ public struct LookupService {
         result.findings = try reader.findings(
             transactionIDs: transactionIDs.values + twins.flatMap { [$0.0, $0.1] }, originalIDs: originals.sorted(),
             orderIDs: orderIDs.values, userIDs: involvedUsers.sorted(), allFindingsUserIDs: userIDs.values)
+        for index in result.verdicts.indices { result.verdicts[index].note(findings: result.findings) }
 
         let fx = try FXTable(store: reader.store)
         let profiles = UserProfileBuilder(context: context, fx: fx, referenceCurrency: referenceCurrency)
@@ -519,8 +520,12 @@ public struct LookupService {
         lines.append("\u{201C}\(result.query.id)\u{201D} matched as " + kinds.joined(separator: "; ") + ".")
         let verdicts = result.verdicts
         if verdicts.count <= 6 {
-            let ordered = verdicts.filter { $0.code.isProblem } + verdicts.filter { !$0.code.isProblem }
-            lines += ordered.map(\.headline)
+            let ordered = verdicts.filter(\.problem) + verdicts.filter { !$0.problem }
+            lines += ordered.map { v in
+                guard let first = v.flaggedBy.first else { return v.headline }
+                let more = v.flaggedBy.count > 1 ? " (+\(v.flaggedBy.count - 1) more)" : ""
+                return v.headline + " But an active finding names it: " + first + more
+            }
         } else {
             var counts: [ClaimVerdict.Code: Int] = [:]
             for v in verdicts { counts[v.code, default: 0] += 1 }
@@ -528,7 +533,7 @@ public struct LookupService {
                 "\(verdicts.count) verdicts: "
                     + ClaimVerdict.Code.allCases.compactMap { code in counts[code].map { "\($0) \(code.rawValue)" } }
                     .joined(separator: ", ") + ".")
-            let problems = verdicts.filter { $0.code.isProblem }
+            let problems = verdicts.filter(\.problem)
             lines += problems.prefix(10).map(\.headline)
             if problems.count > 10 { lines.append("… and \(problems.count - 10) more problems (see the verdicts).") }
         }

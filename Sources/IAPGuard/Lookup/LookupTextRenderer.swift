@@ -41,8 +41,8 @@ public struct LookupTextRenderer {
 
         if result.found && !result.verdicts.isEmpty {
             heading("VERDICTS")
-            let problems = result.verdicts.filter { $0.code.isProblem }
-            let quiet = result.verdicts.filter { !$0.code.isProblem }
+            let problems = result.verdicts.filter(\.problem)
+            let quiet = result.verdicts.filter { !$0.problem }
             for v in problems + (problems.count + quiet.count <= 6 ? quiet : []) { verdict(v, into: &out) }
             if problems.count + quiet.count > 6 {
                 for v in quiet.prefix(maxQuietVerdicts) {
@@ -132,6 +132,7 @@ public struct LookupTextRenderer {
         wrap(who.joined(separator: "; "), indent: "    ")
         if let lookAlike = v.lookAlike { wrap("look-alike: \(lookAlike) (benign)", indent: "    ") }
         for d in v.details { wrap(d, indent: "      ", first: "    - ") }
+        for f in v.flaggedBy { wrap("FLAGGED: \(f)", indent: "      ", first: "    ") }
         if let action = v.action { wrap("ACTION: \(action)", indent: "      ", first: "    ") }
     }
 

@@ -174,3 +174,30 @@ struct LookupVerdictTests {
             ])
     }
 }
+
+/// A verdict that is no problem by itself never hides an active finding on the same purchase.
+@Suite struct FlaggedVerdictTests {
+    static func finding(_ rule: String, level: String, tx: String, status: String = "new") -> LookupFinding {
+        LookupFinding(
+            findingID: "F-\(rule)", ruleID: rule, ruleTitle: rule, level: level, status: status, outcome: "hit",
+            summary: "\(rule) summary", transactionID: tx, orderID: nil, userID: nil, amountRef: nil, firstRunID: 1,
+            lastSeenRunID: 1)
+    }
+
+    @Test func aBenignVerdictNamedByAnActiveFindingIsAProblemAndSaysWhich() {
+        var paid = ClaimVerdict(code: .paidAndCredited, headline: "Paid and credited.", transactionID: "1")
+        paid.note(findings: [
+            Self.finding("IAP-009", level: "medium", tx: "1"), Self.finding("IAP-008", level: "high", tx: "1"),
+            Self.finding("IAP-004", level: "informational", tx: "1"), Self.finding("IAP-001", level: "high", tx: "2"),
+            Self.finding("IAP-003", level: "high", tx: "1", status: "resolved"),
+        ])
+        #expect(paid.problem)
+        #expect(paid.flaggedBy == ["IAP-008 (high): IAP-008 summary", "IAP-009 (medium): IAP-009 summary"])
+        var quiet = ClaimVerdict(code: .sandbox, headline: "Sandbox.", transactionID: "3")
+        quiet.note(findings: [Self.finding("IAP-017", level: "informational", tx: "3")])
+        #expect(!quiet.problem && quiet.flaggedBy.isEmpty)
+        var owed = ClaimVerdict(code: .missingCredit, headline: "Owed.", transactionID: "4")
+        owed.note(findings: [Self.finding("IAP-014", level: "medium", tx: "4")])
+        #expect(owed.problem && owed.flaggedBy.isEmpty)
+    }
+}
