@@ -294,10 +294,15 @@ struct ClaimVerdictJudge {
             return v
         }
 
-        // A multi-quantity purchase credited one row per item (as IAP-001 and IAP-019 hold): one credit.
+        // A multi-quantity purchase credited one row per item, or a subscription's days credited in parts (as
+        // IAP-001 and IAP-019 hold): one credit.
         let perItem = c.creditOfItemRows(t, standing: standing)
-        if perItem != nil {
-            notes.append("Credited as \(standing.count) rows, one per item of a quantity-\(t.quantity ?? 1) purchase.")
+        if let merged = perItem {
+            notes.append(
+                (t.quantity ?? 1) > 1
+                    ? "Credited as \(standing.count) rows, one per item of a quantity-\(t.quantity ?? 1) purchase."
+                    : "Credited as \(standing.count) rows adding up to \(merged.units ?? 0) days, within the subscription period Apple sold (extensions included)."
+            )
         }
 
         // Credited more than once: one Apple charge, replayed.

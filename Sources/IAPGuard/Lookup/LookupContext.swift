@@ -135,28 +135,43 @@ struct LookupContext {
         return catalogUnits.keys.contains { $0.hasPrefix(prefix + bundleID + ".") }
     }
 
-    /// A multi-quantity purchase credited one row per item to one account (no more rows than Apple's quantity,
-    /// adding up to no more than catalog units × quantity): one credit of their summed units, as IAP-001 and
-    /// IAP-019 count it. `nil` for anything else.
+    /// The one credit that several standing rows of one account make up (as IAP-001 and IAP-019 hold): a
+    /// multi-quantity purchase credited one row per item (no more rows than items, adding up to no more than
+    /// the catalog's units × quantity), or a subscription's days credited in parts (the period, then the days of
+    /// a renewal date extension) adding up to no more than Apple's period. `nil` otherwise.
     func creditOfItemRows(_ t: LookupEvidence.Transaction, standing: [LookupEvidence.Credit]) -> LookupEvidence.Credit?
     {
-        guard let quantity = t.quantity, quantity > 1, standing.count >= 2, standing.count <= quantity,
-            let first = standing.first, Set(standing.map(\.userID)).count == 1, let expected = expectedUnits(t)
-        else { return nil }
+        guard standing.count >= 2, let first = standing.first, Set(standing.map(\.userID)).count == 1 else {
+            return nil
+        }
         let units = standing.compactMap(\.units)
-        guard units.count == standing.count, units.reduce(0, +) <= expected else { return nil }
+        guard units.count == standing.count else { return nil }
+        let total = units.reduce(0, +)
+        let perItem =
+            (t.quantity ?? 1) > 1 && standing.count <= (t.quantity ?? 1) && expectedUnits(t).map { total <= $0 } == true
+        let periodParts = applePeriodMillis(t).map { total * 86_400_000 <= $0 + 43_200_000 } == true
+        guard perItem || periodParts else { return nil }
         var merged = first
-        merged.units = units.reduce(0, +)
+        merged.units = total
         return merged
     }
 
-    /// Whether `units` are the days of the period Apple sold for a subscription transaction (expiry minus
-    /// purchase, within half a day): a backend may credit a free-trial week or a 31-day month as such (IAP-019
-    /// holds the same).
-    func creditsApplePeriod(_ t: LookupEvidence.Transaction, units: Int64) -> Bool {
+    /// Expiry minus purchase of a subscription transaction (the period Apple sold, moved by a renewal date
+    /// extension), `nil` for anything else.
+    func applePeriodMillis(_ t: LookupEvidence.Transaction) -> Int64? {
         guard t.productType == "Auto-Renewable Subscription", let expires = t.expiresDate, let purchase = t.purchaseDate
-        else { return false }
-        return abs(units * 86_400_000 - (expires - purchase)) <= 43_200_000
+        else { return nil }
+        return expires - purchase
+    }
+
+    /// Whether `units` are days a backend rightly credits for a subscription transaction (IAP-019 holds the
+    /// same): the days of the period Apple sold (within half a day: a free-trial week, a 31-day month), or any
+    /// number from the catalog's units up to that period when Apple extended it.
+    func creditsApplePeriod(_ t: LookupEvidence.Transaction, units: Int64) -> Bool {
+        guard let period = applePeriodMillis(t) else { return false }
+        if abs(units * 86_400_000 - period) <= 43_200_000 { return true }
+        guard let expected = expectedUnits(t) else { return false }
+        return units * 86_400_000 >= expected * 86_400_000 - 43_200_000 && units * 86_400_000 <= period + 43_200_000
     }
 
     /// A credit and a reversal closer than this are a transfer (IAP-011's and IAP-012's `transfer_minutes`).

@@ -232,6 +232,34 @@ import Testing
         try Self.expectJudged(world, "1000000000000801", .paidAndCredited, flagged: false, rules: ["IAP-019"])
     }
 
+    /// Apple extended the period by a week (a renewal date extension moves expiresDate); the backend credits
+    /// the month, then the week as a row of its own. Crediting the month twice is still a replay.
+    @Test func aSubscriptionWeekApplesExtensionAddedIsPartOfTheCreditWhileAMonthTwiceIsReplayed() throws {
+        let at = Self.now - 45 * Self.day
+        let world = try Self.world { w in
+            w.purchase(
+                "1000000000000811", user: "u-ext", order: "o-ext", at: at, product: LookupTestWorld.monthly,
+                price: 4990, expires: at + 38 * Self.day)
+            w.credit(
+                "c-811a", tx: "1000000000000811", order: "o-ext", user: "u-ext", at: at + 60_000,
+                product: LookupTestWorld.monthly, units: 31)
+            w.credit(
+                "c-811b", tx: "1000000000000811", order: "o-ext", user: "u-ext", at: at + 20 * Self.day,
+                product: LookupTestWorld.monthly, units: 7)
+            w.purchase(
+                "1000000000000812", user: "u-twice", order: "o-twice", at: at, product: LookupTestWorld.monthly,
+                price: 4990, expires: at + 31 * Self.day)
+            for suffix in ["a", "b"] {
+                w.credit(
+                    "c-812\(suffix)", tx: "1000000000000812", order: "o-twice", user: "u-twice", at: at + 60_000,
+                    product: LookupTestWorld.monthly, units: 31)
+            }
+        }
+        try Self.expectJudged(
+            world, "1000000000000811", .paidAndCredited, flagged: false, rules: ["IAP-001", "IAP-019"])
+        try Self.expectJudged(world, "1000000000000812", .replayed, flagged: true, rules: ["IAP-001", "IAP-019"])
+    }
+
     @Test func aSubscriptionPeriodRefundedAfterItEndedHasNothingToClawBackWhileARunningOneHas() throws {
         let world = try Self.world { w in
             for (tx, user, refundedDaysAfterStart) in [
