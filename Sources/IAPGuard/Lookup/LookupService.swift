@@ -414,7 +414,12 @@ public struct LookupService {
         let pairContext =
             involved.isSubset(of: context.transactionsByID.keys)
             ? context : try loadContext(transactionIDs: involved.sorted(), orderIDs: [], at: now)
-        pairs = pairs.filter { pairContext.samePayer($0[0], $0[1]) }
+        // A charge Apple already refunded (not undone) left the customer nothing to claim: not charged twice.
+        func refunded(_ id: String) -> Bool {
+            guard let refund = pairContext.decisiveRefund(id) else { return false }
+            return refund.eventType != "REFUND_REVERSED"
+        }
+        pairs = pairs.filter { pairContext.samePayer($0[0], $0[1]) && !refunded($0[0]) && !refunded($0[1]) }
         return pairs.sorted { $0.lexicographicallyPrecedes($1) }.map { pair in
             let a = pairContext.transactionsByID[pair[0]]?.purchaseDate ?? 0
             let b = pairContext.transactionsByID[pair[1]]?.purchaseDate ?? 0

@@ -36,11 +36,17 @@ struct UserProfileBuilder {
         var unconverted = 0
         var refunds = 0
         var refunded: Int64 = 0
+        // A StoreKit 1 purchase has no Apple price: its order's price stands in (as IAP-008 reads it).
+        var orderPrice: [String: (price: Int64, currency: String)] = [:]
+        for o in evidence.orders {
+            guard let tx = o.transactionID, let price = o.price, price > 0, let currency = o.currency else { continue }
+            if orderPrice[tx] == nil { orderPrice[tx] = (price, currency) }
+        }
         for t in purchases {
-            let converted = t.price.flatMap { price in
-                t.currency.flatMap {
-                    fx.convert(price, from: $0, to: referenceCurrency, at: t.purchaseDate ?? context.now)
-                }
+            let paid =
+                t.price.flatMap { p in t.currency.map { (price: p, currency: $0) } } ?? orderPrice[t.transactionID]
+            let converted = paid.flatMap {
+                fx.convert($0.price, from: $0.currency, to: referenceCurrency, at: t.purchaseDate ?? context.now)
             }
             if let converted { spend += converted } else { unconverted += 1 }
             if let refund = context.decisiveRefund(t.transactionID), refund.eventType != "REFUND_REVERSED" {

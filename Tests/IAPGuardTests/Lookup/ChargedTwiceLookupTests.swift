@@ -50,6 +50,14 @@ import Testing
                 tx, user: user, order: "o-\(user)", at: at + minutes * 60_000, appleAccount: "705000000000002031")
             w.credit("c-\(user)", tx: tx, order: "o-\(user)", user: user, at: at + (minutes + 1) * 60_000)
         }
+        // Two charges from one Apple Account minutes apart, the second refunded by Apple (a child's tap the
+        // parent reported): the customer has nothing left to claim.
+        for (tx, minutes, refunded) in [("1000000000002041", Int64(0), false), ("1000000000002042", 4, true)] {
+            w.purchase(
+                tx, user: "u-refunded", order: "o-\(tx)", at: at + minutes * 60_000,
+                revokedAt: refunded ? at + 2 * day : nil, appleAccount: "705000000000002041")
+            w.credit("c-\(tx)", tx: tx, order: "o-\(tx)", user: "u-refunded", at: at + (minutes + 1) * 60_000)
+        }
         try w.commit(runRules: true)
         return w
     }
@@ -58,12 +66,14 @@ import Testing
         result.verdicts.filter { $0.code == .chargedTwice }
     }
 
+    /// Two payers' purchases, and one payer's pair of which Apple already refunded one, are never charged twice.
     @Test func purchasesOfTwoPayersAreNeverChargedTwiceWhicheverIdIsLookedUp() throws {
         let world = try Self.world()
         for (id, kind) in [
             ("1000000000002001", IDKind.transaction), ("1000000000002002", .transaction),
             (Self.ownToken, .token), ("u-session", .user), ("1000000000002011", .transaction),
-            ("1000000000002012", .transaction), (Self.sharedToken, .token),
+            ("1000000000002012", .transaction), (Self.sharedToken, .token), ("1000000000002041", .transaction),
+            ("1000000000002042", .transaction), ("u-refunded", .user),
         ] {
             let result = try world.lookup(id, kind: kind)
             #expect(Self.chargedTwice(result).isEmpty, "\(id): \(Self.chargedTwice(result).map(\.headline))")

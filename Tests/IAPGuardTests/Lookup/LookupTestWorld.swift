@@ -174,7 +174,8 @@ struct LookupTestWorld {
         price: Int64 = 990, token: String? = nil, ownership: String = "PURCHASED", reason: String = "PURCHASE",
         revokedAt: Int64? = nil, upgradedAt: Int64? = nil, legacy: Bool = false, failed: Bool = false,
         bundle: String = bundle, outcome: VerificationOutcome? = nil, anomalies: [String] = [],
-        quantity: Int64 = 1, expires: Int64? = nil, appleAccount: String? = nil, submittedBy: String? = nil
+        quantity: Int64 = 1, expires: Int64? = nil, appleAccount: String? = nil, submittedBy: String? = nil,
+        applePrice: Bool = true
     ) {
         var t = AppleTransaction(transactionID: tx)
         t.appTransactionID = appleAccount
@@ -190,8 +191,9 @@ struct LookupTestWorld {
         t.originalPurchaseDate = at
         t.environment = environment
         t.storefront = storefront
-        t.currency = currency
-        t.price = price
+        // (a legacy receipt carries no price: `applePrice: false`)
+        t.currency = applePrice ? currency : nil
+        t.price = applePrice ? price : nil
         t.appAccountToken = token
         t.inAppOwnershipType = ownership
         t.transactionReason = reason

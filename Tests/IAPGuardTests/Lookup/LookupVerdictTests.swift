@@ -201,3 +201,18 @@ struct LookupVerdictTests {
         #expect(owed.problem && owed.flaggedBy.isEmpty)
     }
 }
+
+/// A customer's spend counts what they paid, whichever record says it.
+@Suite struct UserSpendTests {
+    @Test func aStoreKit1PurchaseCountsItsOrdersPriceInTheUsersSpend() throws {
+        var w = try LookupTestWorld()
+        let at = LookupTestWorld.now - 3 * LookupTestWorld.day
+        w.purchase("1000000000003001", user: "u-legacy", order: "o-legacy", at: at, legacy: true, applePrice: false)
+        w.credit("c-legacy", tx: "1000000000003001", order: "o-legacy", user: "u-legacy", at: at + 60_000)
+        try w.commit(runRules: false)
+        let profile = try #require(try w.lookup("u-legacy", kind: .user).users.first)
+        #expect(profile.purchaseCount == 1)
+        #expect(profile.spendRef == 990)
+        #expect(profile.unconvertedPurchases == 0)
+    }
+}
