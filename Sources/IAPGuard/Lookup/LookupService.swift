@@ -228,10 +228,23 @@ public struct LookupService {
             r.orderIDs =
                 OrderedIDs(orders.compactMap { $0.text("order_id") } + credits.compactMap { $0.text("order_id") })
                 .values
-            r.transactionIDs =
-                OrderedIDs(
-                    (orders + credits + submitted + viaToken).compactMap { $0.text("transaction_id") }
-                ).values
+            let own = OrderedIDs(
+                (orders + credits + submitted + viaToken).compactMap { $0.text("transaction_id") }
+            ).values
+            // The renewals of the user's subscriptions: a backend that credits a subscription once has no order or
+            // credit of theirs to find them by.
+            var renewalParameters: [String: SQLValue] = [:]
+            let ownList = LookupStoreReader.inList(own, prefix: "t", into: &renewalParameters)
+            let renewals = try reader.rows(
+                """
+                SELECT r.transaction_id FROM transactions r
+                WHERE r.original_transaction_id IN (SELECT t.original_transaction_id FROM transactions t
+                                                    WHERE t.transaction_id IN \(ownList))
+                  AND r.transaction_id <> r.original_transaction_id
+                  AND COALESCE(r.in_app_ownership_type, 'PURCHASED') <> 'FAMILY_SHARED'
+                ORDER BY r.purchase_date, r.transaction_id
+                """, renewalParameters)
+            r.transactionIDs = OrderedIDs(own + renewals.compactMap { $0.text("transaction_id") }).values
             r.matched = [
                 orders.isEmpty ? nil : Self.plural(orders.count, "order"),
                 credits.isEmpty ? nil : Self.plural(credits.count, "credit"),

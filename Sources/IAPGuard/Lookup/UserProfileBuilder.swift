@@ -5,7 +5,8 @@ struct UserProfileBuilder {
     let referenceCurrency: String
 
     /// The transactions tied to `userID`: through an order, a submission, a credit or an owned token (not a token
-    /// several accounts share: its first user did not buy the others' purchases).
+    /// several accounts share: its first user did not buy the others' purchases), and the renewals of those
+    /// subscriptions.
     func transactionIDs(of userID: String) -> Set<String> {
         let evidence = context.evidence
         var ids = Set<String>()
@@ -20,6 +21,16 @@ struct UserProfileBuilder {
             {
                 ids.insert(t.transactionID)
             }
+        }
+        // The renewals of the user's subscriptions (a backend that credits a subscription once has no order or
+        // credit of theirs).
+        let originals = Set(
+            evidence.transactions.filter { ids.contains($0.transactionID) }.compactMap(\.originalTransactionID))
+        for t in evidence.transactions
+        where t.originalTransactionID.map(originals.contains) == true && t.originalTransactionID != t.transactionID
+            && t.inAppOwnershipType != "FAMILY_SHARED"
+        {
+            ids.insert(t.transactionID)
         }
         return ids
     }

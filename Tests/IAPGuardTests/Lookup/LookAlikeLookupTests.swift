@@ -170,6 +170,30 @@ import Testing
         }
     }
 
+    /// Renewals Apple reported (no order, no credit, no submitter) still belong to the subscriber's lookup:
+    /// judged, and counted in the profile.
+    @Test func aUserLookupJudgesAndCountsTheRenewalsOfTheirSubscription() throws {
+        let world = try Self.world { w in
+            w.purchase(
+                "1000000000000900", user: "u-renew", order: "o-renew", at: Self.now - 70 * Self.day,
+                product: LookupTestWorld.monthly, price: 4990)
+            w.credit(
+                "c-900", tx: "1000000000000900", order: "o-renew", user: "u-renew",
+                at: Self.now - 70 * Self.day + 60_000, product: LookupTestWorld.monthly, units: 1)
+            for period in 1...2 {
+                w.purchase(
+                    "100000000000090\(period)", user: nil, order: nil,
+                    at: Self.now - (70 - Int64(period) * 30) * Self.day, product: LookupTestWorld.monthly,
+                    original: "1000000000000900", price: 4990, reason: "RENEWAL")
+            }
+        }
+        let result = try world.lookup("u-renew", kind: .user)
+        #expect(
+            result.verdicts.map(\.transactionID) == ["1000000000000900", "1000000000000901", "1000000000000902"])
+        #expect(result.verdicts.dropFirst().allSatisfy { $0.code == .subscriptionRenewal })
+        #expect(result.users.first?.purchaseCount == 3)
+    }
+
     @Test func aRenewalLeftUncreditedWhereTheBackendCreditsRenewalsIsAMissingCredit() throws {
         let world = try Self.subscriptionWorld(creditRenewals: true)
         try Self.expectJudged(world, "1000000000000503", .missingCredit, flagged: true, rules: ["IAP-014"])
