@@ -22,7 +22,9 @@ extension SQLBackedStore {
     /// ``CreditOrderLink``), marked `transaction_from_order` so that it follows later changes of the order;
     /// a later export of the credit that names a transaction itself ends the link. Each changed credit is
     /// marked changed in `runID` (so incremental rules see it); a replaced transaction id is logged, so the
-    /// one it had is evaluated again. Only credits and orders this run changed are looked at. Returns how many
+    /// one it had is evaluated again. Linked credits are followed only when their order changed this run; every
+    /// credit still unlinked whose order names a transaction is looked at (through a partial index of the
+    /// unlinked credits), so rows stored before the store could link them are linked too. Returns how many
     /// credits it linked or re-linked.
     @discardableResult
     public func linkCreditsToOrderTransactions(runID: Int64) throws -> Int {
@@ -69,8 +71,7 @@ extension SQLBackedStore {
                        (SELECT COUNT(*) FROM credit c2 WHERE c2.order_id = c.order_id)
                 FROM credit c JOIN backend_order o ON o.order_id = c.order_id
                 WHERE c.transaction_id IS NULL AND c.order_id IS NOT NULL AND o.transaction_id IS NOT NULL
-                  AND (c.last_run_id = ? OR o.last_run_id = ?)
-                """, [run, run]
+                """, []
             ).compactMap { row -> CreditOrderLink? in
                 guard let id = row[0].textValue, let transaction = row[1].textValue else { return nil }
                 return CreditOrderLink(

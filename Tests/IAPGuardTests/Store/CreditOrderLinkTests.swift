@@ -123,6 +123,17 @@ import Testing
         try runs([batch(orders: [order("o-2", tx: "2003")])], on: moving)
         #expect(try links(moving) == ["c2": "2005", "c3": "2009"])
 
+        // Rows stored before the store could link them (an upgraded store): the next run links them although
+        // neither the credit nor its order changes in it.
+        let upgraded = try makeStore()
+        let earlier = try upgraded.beginRun(
+            RunStart(startedAt: 1, windowSince: nil, windowUntil: nil, configHash: "h", toolVersion: "t"))
+        _ = try upgraded.write(
+            batch(orders: [order("o-7", tx: "7001")], credits: [credit("c7", order: "o-7")]), runID: earlier)
+        #expect(try links(upgraded) == ["c7": "-"])
+        try runs([batch()], on: upgraded)
+        #expect(try links(upgraded) == ["c7": "7001"])
+
         // An order without a transaction links nothing; a subscription order credited once per renewal is
         // not the renewals' transaction, while its single credit is.
         let subscriptions = try makeStore()
