@@ -41,11 +41,13 @@ struct ClaimVerdictJudge {
                 // A genuine purchase in an environment we do not accept (Sandbox): IAP-017's, like any Sandbox
                 // purchase.
                 let env = genuine.environment ?? "another environment"
-                return sandboxVerdict(
-                    make(
-                        .sandbox,
-                        "Sandbox: transaction \(transactionID) is a genuine \(env) purchase in \(bundle), an environment not accepted; no money was charged; \(creditText)."
-                    ), receivers: receivers)
+                // Xcode and LocalTesting payloads are signed on a developer's Mac: their signature is never
+                // checked, so nothing says they are genuine, only that they claim a test environment.
+                let headline =
+                    AppleEnvironment(appleValue: env)?.isSignedByApple == false
+                    ? "Sandbox: transaction \(transactionID) claims to be an \(env) test purchase in \(bundle) (signed on a developer's Mac, never by Apple; its signature is not checked); no money was charged; \(creditText)."
+                    : "Sandbox: transaction \(transactionID) is a genuine \(env) purchase in \(bundle), an environment not accepted; no money was charged; \(creditText)."
+                return sandboxVerdict(make(.sandbox, headline), receivers: receivers)
             }
             var v = make(
                 .wrongApp,

@@ -216,3 +216,23 @@ struct LookupVerdictTests {
         #expect(profile.unconvertedPurchases == 0)
     }
 }
+
+/// What support is told about a purchase in a test environment depends on whether Apple signed it.
+@Suite struct TestEnvironmentVerdictTests {
+    @Test func anXcodePurchaseIsNeverCalledGenuineWhileASandboxOneIs() throws {
+        var w = try LookupTestWorld()
+        let at = LookupTestWorld.now - 3 * LookupTestWorld.day
+        for (tx, environment) in [("3", "Xcode"), ("1000000000004001", "Sandbox")] {
+            w.purchase(
+                tx, user: "u-dev", order: nil, at: at, environment: environment,
+                outcome: .failed(.wrongEnvironment, "\(environment) is not allowed"))
+        }
+        try w.commit(runRules: false)
+        let xcode = try #require(try w.lookup("3", kind: .transaction).verdicts.first)
+        #expect(xcode.code == .sandbox)
+        #expect(xcode.headline.contains("claims to be an Xcode test purchase"))
+        #expect(!xcode.headline.contains("genuine"))
+        let sandbox = try #require(try w.lookup("1000000000004001", kind: .transaction).verdicts.first)
+        #expect(sandbox.code == .sandbox && sandbox.headline.contains("is a genuine Sandbox purchase"))
+    }
+}
