@@ -28,17 +28,12 @@ import Testing
     /// after ingest); returns the run ids.
     @discardableResult
     static func runs(_ runs: [[Credit]], on store: any SQLBackedStore) throws -> [Int64] {
-        var ids: [Int64] = []
-        for entries in runs {
-            let runID = try store.beginRun(
-                RunStart(startedAt: 1, windowSince: nil, windowUntil: nil, configHash: "h", toolVersion: "t"))
+        let batches = runs.map { entries in
             var batch = IngestBatch()
             batch.credits = entries.enumerated().map { ($0.element, "credits", "credits.jsonl:\($0.offset + 1)") }
-            _ = try store.write(batch, runID: runID)
-            try store.applyCreditClawbacks(runID: runID)
-            ids.append(runID)
+            return batch
         }
-        return ids
+        return try LedgerPassRuns.runs(batches, on: store) { try $0.applyCreditClawbacks(runID: $1) }
     }
 
     /// `credit_id: reversed_at reason` of every credit, by id.
@@ -50,12 +45,6 @@ import Testing
                 .trimmingCharacters(in: .whitespaces)
         }
         return result
-    }
-
-    static func memoryStore() throws -> SQLiteStore {
-        let store = try SQLiteStore(path: ":memory:")
-        try store.migrate()
-        return store
     }
 
     /// The whole behaviour on one store (also run on PostgreSQL by `PostgresStoreTests`).
@@ -126,11 +115,11 @@ import Testing
     }
 
     @Test func clawbackRowsReverseTheCreditsTheyTakeBackInFullAndNothingElse() throws {
-        try Self.checkLedger(on: { try Self.memoryStore() })
+        try Self.checkLedger(on: { try LedgerPassRuns.memoryStore() })
     }
 
     @Test func aClawbackRowIsNotACredit() throws {
-        let store = try Self.memoryStore()
+        let store = try LedgerPassRuns.memoryStore()
         try Self.runs([[Self.entry("c1-back", units: -1200, at: Self.t0)]], on: store)
         #expect(try Self.credits(store).isEmpty)
         #expect(try store.scalar("SELECT COUNT(*) FROM credit_clawback", [:])?.integerValue == 1)

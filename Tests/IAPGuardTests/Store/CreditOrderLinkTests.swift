@@ -44,15 +44,7 @@ import Testing
     /// Writes each batch as one run and links after it, as the pipeline does; returns the run ids.
     @discardableResult
     static func runs(_ batches: [IngestBatch], on store: any SQLBackedStore) throws -> [Int64] {
-        var ids: [Int64] = []
-        for batch in batches {
-            let runID = try store.beginRun(
-                RunStart(startedAt: 1, windowSince: nil, windowUntil: nil, configHash: "h", toolVersion: "t"))
-            _ = try store.write(batch, runID: runID)
-            try store.linkCreditsToOrderTransactions(runID: runID)
-            ids.append(runID)
-        }
-        return ids
+        try LedgerPassRuns.runs(batches, on: store) { try $0.linkCreditsToOrderTransactions(runID: $1) }
     }
 
     static func batch(orders: [BackendOrder] = [], credits: [Credit] = [], sightings: [AppleSighting] = [])
@@ -72,12 +64,6 @@ import Testing
             result[row[0].textValue ?? ""] = row[1].textValue ?? "-"
         }
         return result
-    }
-
-    static func memoryStore() throws -> SQLiteStore {
-        let store = try SQLiteStore(path: ":memory:")
-        try store.migrate()
-        return store
     }
 
     /// The whole behaviour on one store (also run on PostgreSQL by `PostgresStoreTests`).
@@ -151,6 +137,6 @@ import Testing
     }
 
     @Test func creditsNamingOnlyTheirOrderTakeTheOrdersTransaction() throws {
-        try Self.checkLinks(on: { try Self.memoryStore() })
+        try Self.checkLinks(on: { try LedgerPassRuns.memoryStore() })
     }
 }
