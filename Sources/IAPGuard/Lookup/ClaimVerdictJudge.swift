@@ -143,7 +143,9 @@ struct ClaimVerdictJudge {
         }
 
         let familyShared = t.inAppOwnershipType == "FAMILY_SHARED"
-        let granted = credits.reduce(Int64(0)) { $0 + max($1.units ?? 0, 0) }
+        // What the purchase granted: the ledger's rows, or the catalog's units if more (a row edited down in place
+        // to the share a prorated refund left the customer), as IAP-015 holds.
+        let granted = max(credits.reduce(Int64(0)) { $0 + max($1.units ?? 0, 0) }, c.expectedUnits(t) ?? 0)
         let standingUnits = standing.reduce(Int64(0)) { $0 + ($1.units ?? 0) }
         var lookAlike: String? = familyShared ? "family-sharing" : nil
         var notes: [String] = []
@@ -161,9 +163,13 @@ struct ClaimVerdictJudge {
                 let pct = share == 100_000 ? "" : " (\(Self.percent(share)))"
                 if familyShared || t.revocationType == "FAMILY_REVOKE" { lookAlike = "family-sharing" }
                 if standingUnits <= allowed {
+                    let kept =
+                        standingUnits > 0
+                        ? "\(standingUnits) of \(granted) units stand, no more than the share the refund left the customer."
+                        : "the credit was reversed."
                     var v = make(
                         .refundedClawedBack,
-                        "Refunded and clawed back: Apple \(what) transaction \(transactionID) (\(product), \(price))\(pct) on \(when); the credit was reversed."
+                        "Refunded and clawed back: Apple \(what) transaction \(transactionID) (\(product), \(price))\(pct) on \(when); \(kept)"
                     )
                     v.lookAlike = lookAlike
                     for credit in credits where credit.reversedAt != nil {

@@ -175,7 +175,7 @@ struct LookupTestWorld {
         revokedAt: Int64? = nil, upgradedAt: Int64? = nil, legacy: Bool = false, failed: Bool = false,
         bundle: String = bundle, outcome: VerificationOutcome? = nil, anomalies: [String] = [],
         quantity: Int64 = 1, expires: Int64? = nil, appleAccount: String? = nil, submittedBy: String? = nil,
-        applePrice: Bool = true
+        applePrice: Bool = true, refundedShare: Int64? = nil
     ) {
         var t = AppleTransaction(transactionID: tx)
         t.appTransactionID = appleAccount
@@ -202,6 +202,10 @@ struct LookupTestWorld {
             t.revocationDate = revokedAt
             t.revocationReason = 0
             t.revocationType = "REFUND_FULL"
+            if let refundedShare {
+                t.revocationType = "REFUND_PRORATED"
+                t.revocationPercentage = refundedShare
+            }
         }
         if let upgradedAt {
             t.revocationDate = upgradedAt

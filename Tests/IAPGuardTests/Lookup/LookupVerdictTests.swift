@@ -73,6 +73,24 @@ struct LookupVerdictTests {
         #expect(result.findings.contains { $0.ruleID == "IAP-015" })
     }
 
+    @Test func aProratedRefundWhoseRowWasEditedDownToTheKeptShareIsClawedBack() throws {
+        var w = try LookupTestWorld()
+        let at = LookupTestWorld.now - 20 * LookupTestWorld.day
+        let refunded = at + 10 * LookupTestWorld.day
+        for (tx, units) in [("1000000000005001", Int64(50)), ("1000000000005002", 100)] {
+            w.purchase(tx, user: "u-pro", order: "o-\(tx)", at: at, revokedAt: refunded, refundedShare: 50_000)
+            w.credit("c-\(tx)", tx: tx, order: "o-\(tx)", user: "u-pro", at: at + 60_000, units: units)
+        }
+        try w.commit(runRules: false)
+        let edited = try #require(try w.lookup("1000000000005001", kind: .transaction).verdicts.first)
+        #expect(edited.code == .refundedClawedBack)
+        #expect(
+            edited.headline.hasSuffix("50 of 100 units stand, no more than the share the refund left the customer."))
+        let whole = try #require(try w.lookup("1000000000005002", kind: .transaction).verdicts.first)
+        #expect(whole.code == .refundedStillCredited)
+        #expect(whole.action == "Claw back 50 units from u-pro.")
+    }
+
     @Test func sandboxPurchaseIsNoMoneyAndFlagsNonTesters() throws {
         let outsider = try verdict("1000000000000010")
         #expect(outsider.code == .sandbox)
