@@ -349,6 +349,21 @@ struct ClaimVerdictJudge {
                     ]
                 return v
             }
+            // A subscription that moved to a new account, which restored it (as IAP-012 and IAP-013 hold).
+            if let restore = c.restoreOfMovedSubscription(t, to: credit, from: expected.accounts) {
+                var v = make(
+                    .paidAndCredited,
+                    "Paid and credited after a move: transaction \(transactionID) renews \(product) (\(price)) bought by \(expected.accounts.sorted().joined(separator: ", ")); \(receiver) restored the subscription on \(restore.receivedAt.map(StorefrontTime.shortUTC) ?? "an unknown date") and is its only holder since."
+                )
+                v.paidBy = expected.accounts.sorted().first
+                v.lookAlike = "subscription-moved"
+                v.details =
+                    notes + [
+                        expected.why,
+                        "\(receiver) submitted \(restore.sourceRef) (transaction \(restore.transactionID)) before credit \(credit.creditID); no other account was credited the subscription after it.",
+                    ]
+                return v
+            }
             var v = make(
                 .misCredit,
                 "Mis-credited: \(expected.accounts.sorted().joined(separator: ", ")) paid for transaction \(transactionID) (\(product), \(price)), but \(receiver) was credited."

@@ -192,6 +192,30 @@ struct LookupContext {
         }
     }
 
+    /// A subscription that moved to `credit`'s account, and the record that shows the account restored it: the
+    /// account submitted a receipt or transaction of the subscription before this credit, one of `payers` was
+    /// credited the subscription before it, no other account after it, and no third account ever (IAP-012 and
+    /// IAP-013 hold the same). One holder at a time for what Apple was paid.
+    func restoreOfMovedSubscription(
+        _ t: LookupEvidence.Transaction, to credit: LookupEvidence.Credit, from payers: Set<String>
+    ) -> LookupEvidence.Sighting? {
+        guard t.productType == "Auto-Renewable Subscription", let original = t.originalTransactionID,
+            let receiver = credit.userID, let granted = credit.creditedAt
+        else { return nil }
+        let family = Set([original] + (familyByOriginal[original] ?? []).map(\.transactionID)).sorted()
+        let familyCredits = family.flatMap { credits($0) }
+        let standing = familyCredits.filter { $0.stands(at: now) }
+        guard Set(standing.compactMap(\.userID)).count <= 2,
+            familyCredits.contains(where: { c in
+                c.userID.map(payers.contains) == true && (c.creditedAt ?? .max) < granted
+            }),
+            !standing.contains(where: { $0.userID != receiver && ($0.creditedAt ?? 0) > granted })
+        else { return nil }
+        return family.lazy.flatMap { self.sightings($0) }.first {
+            $0.submittedByUserID == receiver && ($0.receivedAt ?? .max) <= granted
+        }
+    }
+
     /// The first purchase of a transaction's family (same original id), when it is another transaction.
     func originalPurchase(of t: LookupEvidence.Transaction) -> LookupEvidence.Transaction? {
         guard let original = t.originalTransactionID, original != t.transactionID else { return nil }

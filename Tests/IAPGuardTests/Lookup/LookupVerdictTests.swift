@@ -91,6 +91,38 @@ struct LookupVerdictTests {
         #expect(whole.action == "Claw back 50 units from u-pro.")
     }
 
+    @Test func aSubscriptionMovedToANewAccountThatRestoredItIsPaidAndCredited() throws {
+        var w = try LookupTestWorld()
+        let day = LookupTestWorld.day
+        let start = LookupTestWorld.now - 70 * day
+        let monthly = LookupTestWorld.monthly
+        // 1…: moved once (the old account is credited nothing after); 2…: credited back to the old account later.
+        for family in ["1000000000006", "1000000000007"] {
+            let token = "\(family == "1000000000006" ? "6" : "7")0000000-0000-4000-8000-000000000000"
+            let (old, new) = ("u-old-\(family.suffix(1))", "u-new-\(family.suffix(1))")
+            let original = family + "001"
+            w.purchase(original, user: old, order: "o-\(original)", at: start, product: monthly, token: token)
+            w.credit(
+                "c-\(original)", tx: original, order: "o-\(original)", user: old, at: start + 60_000, product: monthly,
+                units: 1)
+            // the new account restores the subscription, then its renewals are credited there
+            w.purchase(original, user: nil, order: nil, at: start, product: monthly, token: token, submittedBy: new)
+            for (n, holder) in [(2, new), (3, family == "1000000000006" ? new : old)] {
+                let renewal = family + "00\(n)"
+                let at = start + Int64(n - 1) * 30 * day
+                w.purchase(renewal, user: nil, order: nil, at: at, product: monthly, original: original, token: token)
+                w.credit(
+                    "c-\(renewal)", tx: renewal, order: nil, user: holder, at: at + 60_000, product: monthly, units: 1)
+            }
+        }
+        try w.commit(runRules: false)
+        let moved = try #require(try w.lookup("1000000000006002", kind: .transaction).verdicts.first)
+        #expect(moved.code == .paidAndCredited && moved.lookAlike == "subscription-moved")
+        #expect(moved.paidBy == "u-old-6" && moved.creditedTo == ["u-new-6"])
+        let back = try #require(try w.lookup("1000000000007002", kind: .transaction).verdicts.first)
+        #expect(back.code == .misCredit)
+    }
+
     @Test func sandboxPurchaseIsNoMoneyAndFlagsNonTesters() throws {
         let outsider = try verdict("1000000000000010")
         #expect(outsider.code == .sandbox)
