@@ -50,6 +50,8 @@ extension UserSimulator {
         case .subscriptionUpgrade: try subscriptionUpgrade(k)
         case .familySharedSubscription: try familySharedSubscription(slot)
         case .subscriptionCreditedOnce: try subscriptionCreditedOnce()
+        case .subscriptionMovedAccount: try subscriptionMovedAccount(k, slot)
+        case .proratedRefundKeptShare: try proratedRefundKeptShare(k)
         }
     }
 
@@ -1130,5 +1132,65 @@ extension UserSimulator {
                         "renewal of \(C.proWeekly.productID), whose backend credits a subscription once (its first purchase, transaction \(subscription.initial.tx.transactionID), is credited)"
                 ))
         }
+    }
+
+    /// A subscriber who signs up again (a second account, e.g. through Sign in with Apple) and restores the
+    /// weekly subscription there before its first renewal: from then on the backend credits the renewals to
+    /// the new account, which is the subscription's only holder. The renewals keep the original purchase's
+    /// token (StoreKit 2) and original transaction id. Even cases StoreKit 2, odd cases a legacy receipt.
+    func subscriptionMovedAccount(_ k: Int, _ slot: Int) throws {
+        try runNormal(allowSubscription: false)
+        let newAccount = helper(slot, 0)
+        let channel: Channel = k % 2 == 0 ? .jws : .legacy
+        let start = scenarioTime(beforeEnd: 16 * WorldTime.day)
+        let subscription = try subscribe(C.plusWeekly, at: start, channel: channel, creditRenewals: false)
+        let restoreAt = start + rng.int64(WorldTime.day...5 * WorldTime.day)
+        _ = try deliver(
+            subscription.initial.tx, channel: channel, submitter: newAccount.id, orderID: nil, at: restoreAt)
+        for renewal in subscription.renewals {
+            let at = (renewal.purchaseDate ?? restoreAt) + rng.int64(130_000...300_000)
+            guard at < p.end else { break }
+            try sink.credit(newCredit(for: renewal, order: nil, to: newAccount, at: at))
+        }
+        guard let first = subscription.renewals.first else { return }
+        let note =
+            "\(C.plusWeekly.productID) of \(user.id) restored on \(newAccount.id) before its first renewal; "
+            + "the renewals are credited to \(newAccount.id) only"
+        try truth(truthFor(.subscriptionMovedAccount, "IAP-013", hit: false, tx: first, user: newAccount, note: note))
+        if channel == .jws {
+            try truth(
+                truthFor(
+                    .subscriptionMovedAccount, "IAP-012", hit: false, tx: first, user: newAccount, primary: false,
+                    note: note))
+        }
+    }
+
+    /// A monthly subscription Apple refunds in part (REFUND_PRORATED: the unused share of the period). The
+    /// backend keeps the days the customer used: even cases edit the one ledger row down in place, odd cases
+    /// reverse it and write a row of the kept days.
+    func proratedRefundKeptShare(_ k: Int) throws {
+        try runNormal(allowSubscription: false)
+        let start = scenarioTime(beforeEnd: 20 * WorldTime.day)
+        let units = C.plusMonthly.units
+        let refundAt = start + rng.int64(8 * WorldTime.day...16 * WorldTime.day)
+        let period = Int64(C.plusMonthly.periodDays) * WorldTime.day
+        // Apple's percentage is the unused share; the backend keeps the days used, rounded down as IAP-015 does.
+        let share = max(1, min(99_999, (start + period - refundAt) * 100_000 / period))
+        let kept = units * (100_000 - share) / 100_000
+        let clawedAt = refundAt + rng.int64(WorldTime.hour...6 * WorldTime.hour)
+        let editsRow = k % 2 == 0
+        let made = try buy(
+            C.plusMonthly, at: start, channel: .jws, noise: false, creditUnits: editsRow ? kept : nil,
+            reversedAt: editsRow ? nil : clawedAt, reversalReason: editsRow ? nil : "refund")
+        try notify("SUBSCRIBED", subtype: "INITIAL_BUY", about: made.tx, at: made.receivedAt + 3000)
+        try refund(made.tx, at: refundAt, percentage: share)
+        if !editsRow, clawedAt < p.end {
+            try sink.credit(newCredit(for: made.tx, order: made.order, to: user, at: clawedAt, units: kept))
+        }
+        try truth(
+            truthFor(
+                .proratedRefundKeptShare, "IAP-015", hit: false, tx: made.tx, order: made.order,
+                note: "prorated refund of \(share / 1000) %; the backend keeps \(kept) of \(units) days "
+                    + (editsRow ? "by editing its row down" : "in a new row after reversing the grant")))
     }
 }

@@ -46,6 +46,8 @@ enum WorldScenario: String, CaseIterable, Sendable {
     case subscriptionUpgrade = "subscription-upgrade"
     case familySharedSubscription = "family-shared-subscription"
     case subscriptionCreditedOnce = "subscription-credited-once"
+    case subscriptionMovedAccount = "subscription-moved-account"
+    case proratedRefundKeptShare = "prorated-refund-kept-share"
 
     /// Scenarios that need the user's home storefront to be a full-price one.
     var needsFullPriceHome: Bool {
