@@ -81,6 +81,7 @@ NOTIFICATION_COLUMNS = {
     "revocation_reason": "BIGINT", "revocation_percentage": "BIGINT", "auto_renew_product_id": "VARCHAR",
     "auto_renew_status": "BIGINT", "consumption_request_reason": "VARCHAR", "verification": "VARCHAR",
     "verification_reason": "VARCHAR", "source_name": "VARCHAR", "source_ref": "VARCHAR",
+    "grace_period_expires_date": "BIGINT",
 }
 
 
@@ -472,6 +473,7 @@ class Worker:
                 overall = ("failed", "nested-failed")
             row["auto_renew_product_id"] = text(renewal[1].get("autoRenewProductId"))
             row["auto_renew_status"] = integer(renewal[1].get("autoRenewStatus"))
+            row["grace_period_expires_date"] = integer(renewal[1].get("gracePeriodExpiresDate"))
             if row.get("original_transaction_id") is None:
                 row["original_transaction_id"] = text(renewal[1].get("originalTransactionId"))
         row["verification"], row["verification_reason"] = overall

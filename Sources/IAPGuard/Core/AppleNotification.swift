@@ -24,6 +24,9 @@ public struct AppleNotification: Sendable, Hashable {
     public var unknownFields: String?
     /// The decoded payload of `data.signedRenewalInfo` as signed (JSON text), every field kept.
     public var renewalInfo: String?
+    /// `gracePeriodExpiresDate` of the renewal info (epoch ms): until when Apple keeps a subscriber whose
+    /// renewal charge failed entitled under the Billing Grace Period; `nil` when Apple reported none.
+    public var gracePeriodExpiresDate: Int64?
     public var verification: VerificationOutcome = .unverified
     public var sourceName: String = ""
     public var sourceRef: String = ""

@@ -90,6 +90,7 @@ public struct NotificationParser: Sendable {
                 n.renewalInfo = String(validating: renewal.payloadJSON, as: UTF8.self)
                 n.autoRenewProductID = try info.string("autoRenewProductId")
                 n.autoRenewStatus = try info.int64("autoRenewStatus")
+                n.gracePeriodExpiresDate = try Self.gracePeriodExpiresDate(of: info)
                 if n.originalTransactionID == nil { n.originalTransactionID = try info.string("originalTransactionId") }
             } else {
                 throw RecordError("data.signedRenewalInfo: bad-format: not a decodable compact JWS")
@@ -105,5 +106,13 @@ public struct NotificationParser: Sendable {
             if let id = try nested.payloadObject.string("appTransactionId") { n.appTransactionID = id }
         }
         return (n, sighting)
+    }
+
+    /// The end of the Billing Grace Period a decoded renewal info (`JWSRenewalInfoDecodedPayload`) reports:
+    /// its `gracePeriodExpiresDate` in epoch ms, `nil` when absent. Read as `autoRenewStatus` is (a numeric
+    /// string is accepted); anything else is an error naming the field. The schema migration that added the
+    /// column reads stored renewal info with it too.
+    static func gracePeriodExpiresDate(of renewalInfo: JSONObject) throws -> Int64? {
+        try renewalInfo.int64("gracePeriodExpiresDate")
     }
 }

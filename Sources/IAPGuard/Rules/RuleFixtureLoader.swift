@@ -18,7 +18,7 @@ public struct RuleFixtureLoader {
         "purchase_date", "original_purchase_date", "expires_date", "revocation_date", "signed_date", "received_at",
         "created_at", "credited_at", "reversed_at", "consumed_at", "rate_date", "started_at", "finished_at",
         "window_since",
-        "window_until",
+        "window_until", "grace_period_expires_date",
     ]
 
     /// An error in a fixture row.

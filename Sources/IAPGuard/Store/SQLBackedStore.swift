@@ -41,6 +41,7 @@ extension SQLBackedStore {
         for migration in pending {
             try connection.transaction {
                 try connection.execute(dialect.ddl(migration.sql))
+                try migration.backfill?(connection)
                 try connection.run(
                     "INSERT INTO schema_migration (version, name, applied_at) VALUES (?, ?, ?)",
                     [.integer(Int64(migration.version)), .text(migration.name), .integer(Clock.nowMillis())])

@@ -11,6 +11,9 @@ public enum Schema {
         public let version: Int
         public let name: String
         public let sql: String
+        /// Work done after `sql` in the same transaction, for what portable SQL alone cannot do (reading a
+        /// JSON text column into a new column); `nil` for most migrations.
+        var backfill: (@Sendable (any SQLExecutor) throws -> Void)? = nil
     }
 
     /// All migrations in order. Append new ones; never edit a released one.
@@ -42,6 +45,7 @@ public enum Schema {
         UncheckedTransactionSchema.migration,
         CreditClawbackSchema.migration,
         CreditOrderLinkSchema.migration,
+        GracePeriodSchema.migration,
     ]
 
     /// The newest schema version.

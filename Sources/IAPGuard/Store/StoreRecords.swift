@@ -246,6 +246,7 @@ enum StoreRecords {
         "revocation_reason", "revocation_percentage", "auto_renew_product_id", "auto_renew_status",
         "consumption_request_reason", "verification", "verification_reason", "verification_detail", "source_name",
         "source_ref", "payload_hash", "first_run_id", "app_transaction_id", "unknown_fields", "renewal_info",
+        "grace_period_expires_date",
     ]
 
     static func values(of n: AppleNotification, runID: Int64) -> [SQLValue] {
@@ -256,7 +257,7 @@ enum StoreRecords {
             .of(n.autoRenewStatus), .of(n.consumptionRequestReason), .text(n.verification.status.rawValue),
             .of(n.verification.reason), .of(n.verification.detail), .text(n.sourceName), .text(n.sourceRef),
             .text(n.payloadHash), .integer(runID), .of(n.appTransactionID), .of(n.unknownFields),
-            .of(n.renewalInfo),
+            .of(n.renewalInfo), .of(n.gracePeriodExpiresDate),
         ]
     }
 

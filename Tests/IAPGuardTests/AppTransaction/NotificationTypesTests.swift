@@ -180,6 +180,43 @@ import Testing
         #expect(object["someFutureRenewalField"] as? String == "x")
     }
 
+    /// A DID_FAIL_TO_RENEW (GRACE_PERIOD) notification whose renewal info gives `gracePeriodExpiresDate` as `grace`.
+    static func gracePeriodNotification(uuid: String, grace: Any) throws -> String {
+        let renewal = World.json([
+            "originalTransactionId": "2100000000000001", "autoRenewProductId": "com.example.coins.vip",
+            "autoRenewStatus": 1, "environment": "Production", "signedDate": World.signedDate,
+            "isInBillingRetryPeriod": true, "gracePeriodExpiresDate": grace,
+        ])
+        let data: [String: Any] = [
+            "bundleId": "com.example.coins", "environment": "Production", "appAppleId": 42,
+            "signedTransactionInfo": try World.good.sign(payload: Self.transaction("2100000000000051")),
+            "signedRenewalInfo": try World.good.sign(payload: renewal),
+        ]
+        let payload = World.json([
+            "notificationType": "DID_FAIL_TO_RENEW", "subtype": "GRACE_PERIOD", "notificationUUID": uuid,
+            "signedDate": World.signedDate, "version": "2.0", "data": data,
+        ])
+        return String(decoding: World.json(["signedPayload": try World.good.sign(payload: payload)]), as: UTF8.self)
+    }
+
+    /// The renewal info's `gracePeriodExpiresDate` becomes the `grace_period_expires_date` rules read; a value
+    /// that is no whole number quarantines the notification, naming the field.
+    @Test func theGracePeriodExpiryOfTheRenewalInfoIsAColumnAndAValueThatIsNoNumberIsQuarantined() throws {
+        let grace: Int64 = 1_717_459_200_000
+        let good = try Self.gracePeriodNotification(uuid: "00000000-0000-4000-8000-000000000051", grace: grace)
+        let bad = try Self.gracePeriodNotification(uuid: "00000000-0000-4000-8000-000000000052", grace: "soon")
+        let world = try IngestTestWorld()
+        try world.write("n.jsonl", good + "\n" + bad + "\n")
+        let config = try world.config(sources: ["{name: n, kind: notifications, path: data/n.jsonl}"])
+        _ = try world.run(config, verifier: try World.verifier())
+        let stored = try world.rows(
+            config, "SELECT notification_uuid, verification, grace_period_expires_date FROM notifications")
+        #expect(stored == [["00000000-0000-4000-8000-000000000051", "verified", String(grace)]])
+        let reasons = try world.rows(config, "SELECT reason FROM quarantine").compactMap { $0.first ?? nil }
+        #expect(reasons.count == 1)
+        #expect(reasons.first?.contains("gracePeriodExpiresDate") == true, "\(reasons)")
+    }
+
     @Test func unknownMembersOfTheNotificationAndItsDataAreKeptAsText() throws {
         var data: [String: Any] = ["bundleId": "com.example.coins", "environment": "Production", "appAppleId": 42]
         data["status"] = 1

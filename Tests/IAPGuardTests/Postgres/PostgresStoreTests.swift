@@ -150,6 +150,14 @@ struct PostgresStoreTests {
         })
     }
 
+    @Test func theGracePeriodExpiryIsStoredAndFilledInAsOnSQLite() throws {
+        var stores = 0
+        try GracePeriodColumnTests.checkGracePeriodColumn(on: {
+            stores += 1
+            return try TestPostgres.freshStore("grace\(stores)")
+        })
+    }
+
     @Test func copyAndRowByRowWritesMatchSQLiteRowForRow() throws {
         let sqlite = try SQLiteStore(path: ":memory:")
         try sqlite.migrate()

@@ -30,6 +30,7 @@ import Testing
             DROP INDEX apple_transaction_renewal;
             DROP INDEX credit_unlinked;
             DROP INDEX credit_linked_by_order;
+            DROP INDEX notification_grace_period;
             ALTER TABLE credit DROP COLUMN transaction_from_order;
             DROP TABLE credit_clawback;
             DROP VIEW unchecked_transactions;
@@ -66,12 +67,13 @@ import Testing
         return (store, latest)
     }
 
-    /// Migrations 16 and 18's columns dropped again (one statement a line).
+    /// Migrations 16, 18 and 29's columns dropped again (one statement a line).
     static var termsColumnsDropped: String {
         ["apple_transaction", "apple_sighting"].flatMap { table in
             PurchaseTermsSchema.columns.map { "ALTER TABLE \(table) DROP COLUMN \($0.name);\n" }
         }.joined() + "ALTER TABLE notification DROP COLUMN unknown_fields;\n"
             + "ALTER TABLE notification DROP COLUMN renewal_info;\n"
+            + "ALTER TABLE notification DROP COLUMN grace_period_expires_date;\n"
     }
 
     /// Migration 6 gained its `verification` indexes after stores had been built with it: such a store
