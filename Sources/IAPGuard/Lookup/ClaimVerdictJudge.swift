@@ -306,10 +306,13 @@ struct ClaimVerdictJudge {
         // IAP-001 and IAP-019 hold): one credit.
         let perItem = c.creditOfItemRows(t, standing: standing)
         if let merged = perItem {
+            let grace = c.gracePeriodExpiresDate(after: t).map {
+                " and the billing grace period Apple granted after it (until \(StorefrontTime.shortUTC($0)))"
+            }
             notes.append(
                 (t.quantity ?? 1) > 1
                     ? "Credited as \(standing.count) rows, one per item of a quantity-\(t.quantity ?? 1) purchase."
-                    : "Credited as \(standing.count) rows adding up to \(merged.units ?? 0) days, within the subscription period Apple sold (extensions included)."
+                    : "Credited as \(standing.count) rows adding up to \(merged.units ?? 0) days, within the subscription period Apple sold (extensions included)\(grace ?? "")."
             )
         }
 

@@ -138,7 +138,8 @@ struct LookupContext {
     /// The one credit that several standing rows of one account make up (as IAP-001 and IAP-019 hold): a
     /// multi-quantity purchase credited one row per item (no more rows than items, adding up to no more than
     /// the catalog's units × quantity), or a subscription's days credited in parts (the period, then the days of
-    /// a renewal date extension) adding up to no more than Apple's period. `nil` otherwise.
+    /// a renewal date extension or of the Billing Grace Period Apple granted after it) adding up to no more than
+    /// Apple's period and that grace period (``entitledPeriodMillis(_:)``). `nil` otherwise.
     func creditOfItemRows(_ t: LookupEvidence.Transaction, standing: [LookupEvidence.Credit]) -> LookupEvidence.Credit?
     {
         guard standing.count >= 2, let first = standing.first, Set(standing.map(\.userID)).count == 1 else {
@@ -149,7 +150,7 @@ struct LookupContext {
         let total = units.reduce(0, +)
         let perItem =
             (t.quantity ?? 1) > 1 && standing.count <= (t.quantity ?? 1) && expectedUnits(t).map { total <= $0 } == true
-        let periodParts = applePeriodMillis(t).map { total * 86_400_000 <= $0 + 43_200_000 } == true
+        let periodParts = entitledPeriodMillis(t).map { total * 86_400_000 <= $0 + 43_200_000 } == true
         guard perItem || periodParts else { return nil }
         var merged = first
         merged.units = total
@@ -164,14 +165,42 @@ struct LookupContext {
         return expires - purchase
     }
 
+    /// The end of the Billing Grace Period Apple granted after subscription period `t` when the renewal that
+    /// should have followed it failed (IAP-001 and IAP-019 hold the same): the latest `gracePeriodExpiresDate` a
+    /// verified notification of `t`'s original transaction reports after `t`'s expiry, when no other period of
+    /// the subscription ended between the two (the grace period started when `t` ended: it was the last period
+    /// paid). `nil` when Apple reported none for it.
+    func gracePeriodExpiresDate(after t: LookupEvidence.Transaction) -> Int64? {
+        guard let original = t.originalTransactionID, let expires = t.expiresDate else { return nil }
+        let periods = familyByOriginal[original] ?? []
+        return evidence.notifications.compactMap { n -> Int64? in
+            guard n.verification == "verified", n.originalTransactionID == original,
+                let grace = n.gracePeriodExpiresDate, grace > expires,
+                !periods.contains(where: { ($0.expiresDate.map { $0 > expires && $0 < grace }) == true })
+            else { return nil }
+            return grace
+        }.max()
+    }
+
+    /// The days a backend may credit for a subscription transaction, in ms: Apple's period
+    /// (``applePeriodMillis(_:)``), up to the end of the Billing Grace Period Apple granted after it
+    /// (``gracePeriodExpiresDate(after:)``). `nil` for anything but a subscription.
+    func entitledPeriodMillis(_ t: LookupEvidence.Transaction) -> Int64? {
+        guard let period = applePeriodMillis(t) else { return nil }
+        guard let grace = gracePeriodExpiresDate(after: t), let purchase = t.purchaseDate else { return period }
+        return grace - purchase
+    }
+
     /// Whether `units` are days a backend rightly credits for a subscription transaction (IAP-019 holds the
     /// same): the days of the period Apple sold (within half a day: a free-trial week, a 31-day month), or any
-    /// number from the catalog's units up to that period when Apple extended it.
+    /// number from the catalog's units up to that period when Apple extended it, or up to the end of the
+    /// Billing Grace Period Apple granted after it (``entitledPeriodMillis(_:)``).
     func creditsApplePeriod(_ t: LookupEvidence.Transaction, units: Int64) -> Bool {
-        guard let period = applePeriodMillis(t) else { return false }
+        guard let period = applePeriodMillis(t), let entitled = entitledPeriodMillis(t) else { return false }
         if abs(units * 86_400_000 - period) <= 43_200_000 { return true }
         guard let expected = expectedUnits(t) else { return false }
-        return units * 86_400_000 >= expected * 86_400_000 - 43_200_000 && units * 86_400_000 <= period + 43_200_000
+        return units * 86_400_000 >= expected * 86_400_000 - 43_200_000
+            && units * 86_400_000 <= entitled + 43_200_000
     }
 
     /// A credit and a reversal closer than this are a transfer (IAP-011's and IAP-012's `transfer_minutes`).

@@ -120,6 +120,8 @@ public struct LookupEvidence: Sendable, Hashable, Codable {
         public var verification: String
         public var verificationReason: String?
         public var sourceRef: String
+        /// The end of the Billing Grace Period the renewal info reports (`grace_period_expires_date`).
+        public var gracePeriodExpiresDate: Int64? = nil
     }
 
     /// A row of the `refunds` view (verified refund-related events only).

@@ -146,7 +146,8 @@ struct LookupStoreReader {
             """
             SELECT notification_uuid, notification_type, subtype, signed_date, environment, transaction_id,
                    original_transaction_id, product_id, revocation_date, revocation_percentage,
-                   consumption_request_reason, verification, verification_reason, source_name, source_ref
+                   consumption_request_reason, verification, verification_reason, source_name, source_ref,
+                   grace_period_expires_date
             FROM notifications WHERE transaction_id IN \(list)
             ORDER BY signed_date, notification_uuid
             """, p
@@ -159,7 +160,7 @@ struct LookupStoreReader {
                 revocationPercentage: r.int("revocation_percentage"),
                 consumptionRequestReason: r.text("consumption_request_reason"),
                 verification: r.text("verification") ?? "unverified", verificationReason: r.text("verification_reason"),
-                sourceRef: Self.ref(r))
+                sourceRef: Self.ref(r), gracePeriodExpiresDate: r.int("grace_period_expires_date"))
         }
     }
 

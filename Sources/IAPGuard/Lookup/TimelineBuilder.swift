@@ -86,6 +86,7 @@ struct TimelineBuilder {
             var text = "Apple notification \(type)\(n.subtype.map { "/\($0)" } ?? "")"
             if let pct = n.revocationPercentage { text += ", \(ClaimVerdictJudge.percent(pct))" }
             if let reason = n.consumptionRequestReason { text += ", reason \(reason)" }
+            if let grace = n.gracePeriodExpiresDate { text += ", grace period until \(StorefrontTime.shortUTC(grace))" }
             text += " (\(n.verification)\(n.verificationReason.map { ": \($0)" } ?? ""))"
             add(
                 n.revocationDate ?? n.signedDate, kind, text, source: n.sourceRef,

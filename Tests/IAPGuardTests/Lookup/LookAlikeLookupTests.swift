@@ -284,6 +284,42 @@ import Testing
         try Self.expectJudged(world, "1000000000000812", .replayed, flagged: true, rules: ["IAP-001", "IAP-019"])
     }
 
+    /// The renewal after a month failed and Apple granted 3 days of Billing Grace Period: the backend credits
+    /// the month, then the grace days as a row of their own (IAP-001 and IAP-019 hold the same). Grace days Apple
+    /// never reported, or more than it granted, are still a replay.
+    @Test func graceDaysAppleGrantedAfterTheLastPaidPeriodArePartOfTheCreditWhileOthersAreReplayed() throws {
+        let at = Self.now - 45 * Self.day
+        let expires = at + 31 * Self.day
+        let world = try Self.world { w in
+            for (tx, user, graceUnits, reported) in [
+                ("1000000000000921", "u-grace", Int64(3), true), ("1000000000000922", "u-unreported", 3, false),
+                ("1000000000000923", "u-beyond", 5, true),
+            ] {
+                w.purchase(
+                    tx, user: user, order: "o-\(user)", at: at, product: LookupTestWorld.monthly, price: 4990,
+                    expires: expires)
+                w.credit(
+                    "c-\(user)", tx: tx, order: "o-\(user)", user: user, at: at + 60_000,
+                    product: LookupTestWorld.monthly, units: 31)
+                w.credit(
+                    "c-\(user)-grace", tx: tx, order: "o-\(user)", user: user, at: expires + 120_000,
+                    product: LookupTestWorld.monthly, units: graceUnits)
+                if reported {
+                    w.notification(
+                        "n-\(user)", type: "DID_FAIL_TO_RENEW", tx: tx, at: expires + 60_000, subtype: "GRACE_PERIOD",
+                        gracePeriodExpires: expires + 3 * Self.day)
+                }
+            }
+        }
+        let granted = try Self.judged(world, "1000000000000921", rules: ["IAP-001", "IAP-019"])
+        #expect(granted.verdict.code == .paidAndCredited)
+        #expect(!granted.flagged)
+        #expect(granted.verdict.details.contains { $0.contains("34 days") && $0.contains("billing grace period") })
+        #expect(granted.result.timeline.contains { $0.description.contains("grace period until") })
+        try Self.expectJudged(world, "1000000000000922", .replayed, flagged: true, rules: ["IAP-001", "IAP-019"])
+        try Self.expectJudged(world, "1000000000000923", .replayed, flagged: true, rules: ["IAP-001", "IAP-019"])
+    }
+
     @Test func aSubscriptionPeriodRefundedAfterItEndedHasNothingToClawBackWhileARunningOneHas() throws {
         let world = try Self.world { w in
             for (tx, user, refundedDaysAfterStart) in [

@@ -279,10 +279,13 @@ struct LookupTestWorld {
     }
 
     mutating func notification(
-        _ uuid: String, type: String, tx: String, at: Int64, revokedAt: Int64? = nil, reason: String? = nil
+        _ uuid: String, type: String, tx: String, at: Int64, revokedAt: Int64? = nil, reason: String? = nil,
+        subtype: String? = nil, gracePeriodExpires: Int64? = nil
     ) {
         var n = AppleNotification(notificationUUID: uuid)
         n.notificationType = type
+        n.subtype = subtype
+        n.gracePeriodExpiresDate = gracePeriodExpires
         n.signedDate = at
         n.environment = "Production"
         n.bundleID = Self.bundle
