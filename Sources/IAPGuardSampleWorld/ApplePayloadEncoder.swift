@@ -51,7 +51,9 @@ enum ApplePayloadEncoder {
     }
 
     /// The decoded JWS renewal info for a subscription.
-    static func renewalPayload(_ t: AppleTransaction, autoRenew: Bool, signedDate: Int64) -> WorldJSON {
+    static func renewalPayload(
+        _ t: AppleTransaction, autoRenew: Bool, signedDate: Int64, gracePeriodExpires: Int64? = nil
+    ) -> WorldJSON {
         .obj([
             ("originalTransactionId", .str(t.originalTransactionID)),
             ("autoRenewProductId", .str(t.productID)),
@@ -64,6 +66,8 @@ enum ApplePayloadEncoder {
             ("renewalPrice", .num(t.price)),
             ("currency", .str(t.currency)),
             ("appAccountToken", .str(t.appAccountToken)),
+            ("isInBillingRetryPeriod", gracePeriodExpires.map { _ in .bool(true) }),
+            ("gracePeriodExpiresDate", .num(gracePeriodExpires)),
         ])
     }
 

@@ -52,6 +52,7 @@ extension UserSimulator {
         case .subscriptionCreditedOnce: try subscriptionCreditedOnce()
         case .subscriptionMovedAccount: try subscriptionMovedAccount(k, slot)
         case .proratedRefundKeptShare: try proratedRefundKeptShare(k)
+        case .gracePeriodDaysCredited: try gracePeriodDaysCredited(k)
         }
     }
 
@@ -1192,5 +1193,41 @@ extension UserSimulator {
                 .proratedRefundKeptShare, "IAP-015", hit: false, tx: made.tx, order: made.order,
                 note: "prorated refund of \(share / 1000) %; the backend keeps \(kept) of \(units) days "
                     + (editsRow ? "by editing its row down" : "in a new row after reversing the grant")))
+    }
+
+    /// A weekly subscriber whose renewal charge fails in an app with Billing Grace Period on: Apple keeps them
+    /// entitled for the grace days (DID_FAIL_TO_RENEW / GRACE_PERIOD with `gracePeriodExpiresDate`) and the
+    /// backend, keeping a ledger of days, credits those days as a second row of the last paid transaction.
+    /// Billing never recovers (GRACE_PERIOD_EXPIRED). Grace lengths alternate between 3 and 6 days.
+    func gracePeriodDaysCredited(_ k: Int) throws {
+        try runNormal(allowSubscription: false)
+        let start = scenarioTime(beforeEnd: 20 * WorldTime.day)
+        let subscription = try subscribe(C.plusWeekly, at: start, until: start + WorldTime.day, channel: .jws)
+        var last = subscription.initial.tx
+        last.expiresDate = last.expiresDate ?? (start + 7 * WorldTime.day)
+        guard let expires = last.expiresDate else { return }
+        let graceDays: Int64 = k % 2 == 0 ? 3 : 6
+        let graceEnds = expires + graceDays * WorldTime.day
+        let failedAt = expires + rng.int64(30_000...600_000)
+        try notify(
+            "DID_FAIL_TO_RENEW", subtype: "GRACE_PERIOD", about: last, at: failedAt,
+            gracePeriodExpires: graceEnds)
+        let creditAt = failedAt + rng.int64(500...3000)
+        guard creditAt < p.end else { return }
+        try sink.credit(
+            newCredit(for: last, order: subscription.initial.order, to: user, at: creditAt, units: graceDays))
+        try notify(
+            "GRACE_PERIOD_EXPIRED", about: last, at: graceEnds + rng.int64(30_000...600_000), autoRenew: false,
+            gracePeriodExpires: graceEnds)
+        let note =
+            "renewal failed; \(graceDays) Billing Grace Period days credited as a second row of the last paid period"
+        try truth(
+            truthFor(
+                .gracePeriodDaysCredited, "IAP-001", hit: false, tx: last, order: subscription.initial.order,
+                note: note))
+        try truth(
+            truthFor(
+                .gracePeriodDaysCredited, "IAP-019", hit: false, tx: last, order: subscription.initial.order,
+                primary: false, note: note))
     }
 }

@@ -167,7 +167,7 @@ final class UserSimulator {
     /// Signs and writes a notification V2 about `t`.
     func notify(
         _ type: String, subtype: String? = nil, about t: AppleTransaction, at time: Int64, autoRenew: Bool = true,
-        consumptionReason: String? = nil
+        consumptionReason: String? = nil, gracePeriodExpires: Int64? = nil
     ) throws {
         guard time < p.end else { return }
         var nested = t
@@ -177,7 +177,9 @@ final class UserSimulator {
         var signedRenewal: String?
         if t.expiresDate != nil {
             signedRenewal = try sink.sign(
-                ApplePayloadEncoder.renewalPayload(nested, autoRenew: autoRenew, signedDate: nested.signedDate ?? time))
+                ApplePayloadEncoder.renewalPayload(
+                    nested, autoRenew: autoRenew, signedDate: nested.signedDate ?? time,
+                    gracePeriodExpires: gracePeriodExpires))
         }
         let payload = ApplePayloadEncoder.notificationPayload(
             type: type, subtype: subtype, uuid: rng.uuid(), signedDate: time,

@@ -48,6 +48,7 @@ enum WorldScenario: String, CaseIterable, Sendable {
     case subscriptionCreditedOnce = "subscription-credited-once"
     case subscriptionMovedAccount = "subscription-moved-account"
     case proratedRefundKeptShare = "prorated-refund-kept-share"
+    case gracePeriodDaysCredited = "grace-period-days-credited"
 
     /// Scenarios that need the user's home storefront to be a full-price one.
     var needsFullPriceHome: Bool {
