@@ -108,6 +108,15 @@ public struct LookupService {
         result.findings = try reader.findings(
             transactionIDs: transactionIDs.values + twins.flatMap { [$0.0, $0.1] }, originalIDs: originals.sorted(),
             orderIDs: orderIDs.values, userIDs: involvedUsers.sorted(), allFindingsUserIDs: userIDs.values)
+        // A finding about another account of the same Apple Account that names one of these accounts (a refund
+        // farm is one IAP-016 finding under its latest account).
+        let named = try reader.findingsNaming(
+            ["user_id": Set(userIDs.values).union(involvedUsers)],
+            throughAppleAccounts: OrderedIDs(context.evidence.transactions.compactMap(\.appTransactionID)).values,
+            excluding: Set(result.findings.map(\.findingID)))
+        if !named.isEmpty {
+            result.findings = (result.findings + named).sorted(by: LookupStoreReader.listedBefore)
+        }
         for index in result.verdicts.indices { result.verdicts[index].note(findings: result.findings) }
 
         let fx = try FXTable(store: reader.store)
@@ -515,9 +524,18 @@ public struct LookupService {
                         else { return false }
                         return date <= at && date >= at - 90 * ConsumptionDraftBuilder.day
                     }.count
-                customer.refundAbuseFinding = try reader.findings(
-                    transactionIDs: [], originalIDs: [], orderIDs: [], userIDs: [], allFindingsUserIDs: [payer]
-                ).contains { $0.ruleID == "IAP-016" && $0.isActive }
+                // The payer's own finding, or one about the Apple Account that paid (its refunds spread over
+                // several backend accounts).
+                let isRefundAbuse: (LookupFinding) -> Bool = { $0.ruleID == "IAP-016" && $0.isActive }
+                let appleAccount = context.transactionsByID[tx]?.appTransactionID
+                customer.refundAbuseFinding =
+                    try reader.findings(
+                        transactionIDs: [], originalIDs: [], orderIDs: [], userIDs: [], allFindingsUserIDs: [payer]
+                    ).contains(where: isRefundAbuse)
+                    || reader.findingsNaming(
+                        ["app_transaction_id": Set([appleAccount].compactMap { $0 })],
+                        throughAppleAccounts: [appleAccount].compactMap { $0 }
+                    ).contains(where: isRefundAbuse)
                 if let profile = customer.profile {
                     customer.lifetimePurchasedUSD = fx.convert(
                         profile.spendRef, from: referenceCurrency, to: "USD", at: at)

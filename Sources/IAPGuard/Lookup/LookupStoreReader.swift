@@ -1,3 +1,5 @@
+import Foundation
+
 /// Read-only access to the store's documented views for a lookup. Every id reaches SQL as a bound parameter.
 struct LookupStoreReader {
     let store: any PurchaseStore
@@ -205,26 +207,77 @@ struct LookupStoreReader {
                OR user_id IN \(allUsers)
             ORDER BY rule_id, finding_id
             """, p
-        ).map { r in
-            LookupFinding(
-                findingID: r.text("finding_id") ?? "", ruleID: r.text("rule_id") ?? "",
-                ruleTitle: r.text("rule_title") ?? "", level: r.text("level") ?? "", status: r.text("status") ?? "",
-                outcome: r.text("outcome") ?? "", summary: r.text("summary") ?? "",
-                transactionID: r.text("transaction_id"), orderID: r.text("order_id"), userID: r.text("user_id"),
-                amountRef: r.int("amount_ref"), firstRunID: r.int("first_run_id") ?? 0,
-                lastSeenRunID: r.int("last_seen_run_id") ?? 0)
+        ).map(Self.finding)
+        return try withCases(found)
+    }
+
+    /// Findings about an account as a whole (no transaction, no order) of the accounts credited or ordering
+    /// with a purchase of `appleAccounts` (Apple's `appTransactionId`) whose evidence names what is looked for:
+    /// a field named as a key of `naming` holding one of its values (`user_id`: these accounts;
+    /// `app_transaction_id`: this Apple Account). One payer's refunds spread over several backend accounts are
+    /// one IAP-016 finding under the latest account, its evidence listing the others: support looking up any of
+    /// them finds it. Findings whose id is in `excluding` are left out; none without Apple Accounts.
+    func findingsNaming(
+        _ naming: [String: Set<String>], throughAppleAccounts appleAccounts: [String], excluding: Set<String> = []
+    ) throws -> [LookupFinding] {
+        guard !appleAccounts.isEmpty, naming.values.contains(where: { !$0.isEmpty }), try hasView("findings") else {
+            return []
         }
+        var p: [String: SQLValue] = [:]
+        let accounts = Self.inList(appleAccounts, prefix: "a", into: &p)
+        let candidates = try rows(
+            """
+            SELECT finding_id, rule_id, rule_title, level, status, outcome, summary, transaction_id, order_id,
+                   user_id, amount_ref, first_run_id, last_seen_run_id, evidence_json
+            FROM findings
+            WHERE transaction_id IS NULL AND order_id IS NULL AND user_id IN (
+                SELECT c.user_id FROM transactions t JOIN credits c ON c.transaction_id = t.transaction_id
+                WHERE t.app_transaction_id IN \(accounts)
+                UNION
+                SELECT o.user_id FROM transactions t JOIN orders o ON o.transaction_id = t.transaction_id
+                WHERE t.app_transaction_id IN \(accounts))
+            ORDER BY rule_id, finding_id
+            """, p)
+        let json = EvidenceJSON()
+        let decoder = JSONDecoder()
+        let named = candidates.filter { r in
+            guard let id = r.text("finding_id"), !excluding.contains(id), let text = r.text("evidence_json") else {
+                return false
+            }
+            let evidence = json.decodeRows(text) ?? (try? decoder.decode([EvidenceRow].self, from: Data(text.utf8)))
+            return (evidence ?? []).contains { row in
+                row.fields.contains { field in field.value.map { naming[field.name]?.contains($0) == true } == true }
+            }
+        }
+        return try withCases(named.map(Self.finding))
+    }
+
+    private static func finding(_ r: Row) -> LookupFinding {
+        LookupFinding(
+            findingID: r.text("finding_id") ?? "", ruleID: r.text("rule_id") ?? "",
+            ruleTitle: r.text("rule_title") ?? "", level: r.text("level") ?? "", status: r.text("status") ?? "",
+            outcome: r.text("outcome") ?? "", summary: r.text("summary") ?? "",
+            transactionID: r.text("transaction_id"), orderID: r.text("order_id"), userID: r.text("user_id"),
+            amountRef: r.int("amount_ref"), firstRunID: r.int("first_run_id") ?? 0,
+            lastSeenRunID: r.int("last_seen_run_id") ?? 0)
+    }
+
+    /// `found` with each finding's case and its state, active first, then by level.
+    private func withCases(_ found: [LookupFinding]) throws -> [LookupFinding] {
         let cases = try caseOfFindings(found.map(\.findingID))
         return found.map { finding in
             var withCase = finding
             withCase.caseID = cases[finding.findingID]?.id
             withCase.caseStatus = cases[finding.findingID]?.status
             return withCase
-        }.sorted {
-            if $0.isActive != $1.isActive { return $0.isActive }
-            if $0.levelRank != $1.levelRank { return $0.levelRank > $1.levelRank }
-            return ($0.ruleID, $0.findingID) < ($1.ruleID, $1.findingID)
-        }
+        }.sorted(by: Self.listedBefore)
+    }
+
+    /// The order findings are listed in: active first, then by level (highest first), rule and id.
+    static func listedBefore(_ a: LookupFinding, _ b: LookupFinding) -> Bool {
+        if a.isActive != b.isActive { return a.isActive }
+        if a.levelRank != b.levelRank { return a.levelRank > b.levelRank }
+        return (a.ruleID, a.findingID) < (b.ruleID, b.findingID)
     }
 
     /// Finding id → its case and the case's state (a merged case answers with the case that absorbed it);
