@@ -53,6 +53,7 @@ extension UserSimulator {
         case .subscriptionMovedAccount: try subscriptionMovedAccount(k, slot)
         case .proratedRefundKeptShare: try proratedRefundKeptShare(k)
         case .gracePeriodDaysCredited: try gracePeriodDaysCredited(k)
+        case .refundFarmAccounts: try refundFarmAccounts(slot)
         }
     }
 
@@ -1229,5 +1230,36 @@ extension UserSimulator {
             truthFor(
                 .gracePeriodDaysCredited, "IAP-019", hit: false, tx: last, order: subscription.initial.order,
                 primary: false, note: note))
+    }
+
+    /// A refund farm spread over backend accounts: the user's Apple Account buys a big pack in the user's
+    /// account and in two new accounts days apart, and asks Apple to refund each a day or two later (the
+    /// backend claws the coins back, spent or not). One refund per backend account, three for the payer: one
+    /// finding, under the account of the latest refund; the other two are evidence.
+    func refundFarmAccounts(_ slot: Int) throws {
+        try runNormal(allowSubscription: false)
+        let accounts = [user, helper(slot, 0), helper(slot, 1)]
+        let t0 = scenarioTime(beforeEnd: 13 * WorldTime.day)
+        var refunds: [(account: UserProfile, made: Made, at: Int64)] = []
+        for (i, account) in accounts.enumerated() {
+            let at = t0 + Int64(i) * rng.int64(3 * WorldTime.day...4 * WorldTime.day)
+            let refundAt = at + rng.int64(20 * WorldTime.hour...44 * WorldTime.hour)
+            let made = try buy(
+                C.pack6500, at: at, channel: .jws, storefront: user.home, buyer: account,
+                userCountry: user.home.code, noise: false,
+                reversedAt: refundAt + rng.int64(WorldTime.hour...6 * WorldTime.hour), reversalReason: "refund",
+                appleAccount: user)
+            try refund(made.tx, at: refundAt)
+            refunds.append((account, made, refundAt))
+        }
+        let id = UserSimulator.appTransactionID(of: user)
+        guard let latest = refunds.max(by: { $0.at < $1.at }) else { return }
+        for r in refunds {
+            var t = truthFor(
+                .refundFarmAccounts, "IAP-016", hit: true, tx: r.made.tx, order: r.made.order, user: r.account,
+                note: "Apple Account \(id) of \(user.id): 3 refunds within days, one in each of 3 backend accounts")
+            t.inEvidence = r.account.id != latest.account.id
+            try truth(t)
+        }
     }
 }

@@ -49,6 +49,7 @@ enum WorldScenario: String, CaseIterable, Sendable {
     case subscriptionMovedAccount = "subscription-moved-account"
     case proratedRefundKeptShare = "prorated-refund-kept-share"
     case gracePeriodDaysCredited = "grace-period-days-credited"
+    case refundFarmAccounts = "refund-farm-accounts"
 
     /// Scenarios that need the user's home storefront to be a full-price one.
     var needsFullPriceHome: Bool {

@@ -217,15 +217,33 @@ import Testing
         for (a, b) in zip(current, rebuilt) where a != b {
             Issue.record("current finding differs from the rebuild:\n incremental: \(a)\n rebuild:     \(b)")
         }
-        // Cases: every active finding is in the case of the same id, built day by day or in one full run.
+        // Cases: every active finding is in the case of the same id, built day by day incrementally or fully.
         let casesSQL = "SELECT finding_id, case_id FROM case_findings WHERE active = 1 ORDER BY finding_id"
         let dailyCases = try Self.dump(incremental.storePath, casesSQL)
         #expect(dailyCases.count > 20)
         #expect(dailyCases == (try Self.dump(full.storePath, casesSQL)))
+        // One full rebuild groups the active findings into the same incidents. It has no history, so a case
+        // that kept its id after the finding that opened it resolved (day by day) may be named otherwise;
+        // every other case has the same id.
         let rebuiltCases = try Self.dump(rebuild.storePath, casesSQL)
+        #expect(dailyCases.count == rebuiltCases.count)
+        let withHistory = Set(
+            try Self.dump(incremental.storePath, "SELECT DISTINCT case_id FROM case_findings WHERE active = 0"))
+        #expect(Self.incidents(dailyCases) == Self.incidents(rebuiltCases))
         for (a, b) in zip(dailyCases, rebuiltCases) where a != b {
+            guard let caseID = a.split(separator: "|").last, !withHistory.contains(String(caseID)) else { continue }
             Issue.record("case differs from the rebuild:\n incremental: \(a)\n rebuild:     \(b)")
         }
-        #expect(dailyCases.count == rebuiltCases.count)
+    }
+
+    /// The active findings grouped by case (`finding_id|case_id` rows), case ids left out.
+    static func incidents(_ rows: [String]) -> Set<Set<String>> {
+        var byCase: [String: Set<String>] = [:]
+        for row in rows {
+            let parts = row.split(separator: "|").map(String.init)
+            guard parts.count == 2 else { continue }
+            byCase[parts[1], default: []].insert(parts[0])
+        }
+        return Set(byCase.values)
     }
 }
