@@ -101,17 +101,21 @@ public struct ClaimVerdict: Sendable, Hashable, Codable {
         problem = code.isProblem
     }
 
+    /// Whether this verdict's code means a problem here: another app's purchase that nobody was credited for
+    /// was refused, as it should be (the blocked attempt is IAP-004's informational finding).
+    var codeIsProblem: Bool { code == .wrongApp ? !creditedTo.isEmpty : code.isProblem }
+
     /// Records the active findings that name this purchase when its code is no problem by itself, and sets
     /// ``problem`` from both.
     mutating func note(findings: [LookupFinding]) {
         flaggedBy = []
-        if !code.isProblem, let transactionID {
+        if !codeIsProblem, let transactionID {
             flaggedBy = findings.filter {
                 $0.isActive && $0.transactionID == transactionID && $0.levelRank > Finding.Level.informational.rank
             }
             .sorted { $0.levelRank != $1.levelRank ? $0.levelRank > $1.levelRank : $0.ruleID < $1.ruleID }
             .map { "\($0.ruleID) (\($0.level)): \($0.summary)" }
         }
-        problem = code.isProblem || !flaggedBy.isEmpty
+        problem = codeIsProblem || !flaggedBy.isEmpty
     }
 }

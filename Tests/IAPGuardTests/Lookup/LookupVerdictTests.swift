@@ -148,6 +148,18 @@ struct LookupVerdictTests {
         #expect(v.action?.contains("u-foreign") == true)
     }
 
+    @Test func anotherAppsPurchaseNobodyWasCreditedForIsRefusedNotAProblem() throws {
+        #expect(try verdict("1000000000000090").problem)
+        var w = try LookupTestWorld()
+        w.purchase(
+            "1000000000008001", user: "u-try", order: "o-try", at: LookupTestWorld.now - 2 * LookupTestWorld.day,
+            bundle: "com.cheap.app")
+        try w.commit(runRules: false)
+        let refused = try #require(try w.lookup("1000000000008001", kind: .transaction).verdicts.first)
+        #expect(refused.code == .wrongApp && refused.creditedTo.isEmpty)
+        #expect(!refused.problem)
+    }
+
     @Test func aCreditedProductOutsideTheCatalogIsNotPaidAndCredited() throws {
         let v = try verdict("1000000000000091")
         #expect(v.code == .creditedWrongItem, "\(v.headline)")
