@@ -624,6 +624,7 @@ public struct LookupService {
                 SELECT 'order ID' AS kind, order_id AS id FROM orders WHERE LOWER(order_id) = LOWER(:id)
                 UNION SELECT 'user ID', user_id FROM orders WHERE LOWER(user_id) = LOWER(:id)
                 UNION SELECT 'user ID', user_id FROM credits WHERE LOWER(user_id) = LOWER(:id)
+                UNION SELECT 'user ID', user_id FROM users WHERE LOWER(user_id) = LOWER(:id)
                 LIMIT 5
                 """, p)
             {

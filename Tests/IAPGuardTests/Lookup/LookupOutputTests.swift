@@ -134,6 +134,15 @@ struct LookupOutputTests {
         #expect(pinned.answer.contains { $0.contains("try without --kind") })
     }
 
+    @Test func notFoundSuggestsAnAccountOnlyTheAccountsSourceKnows() throws {
+        var w = try LookupTestWorld()
+        w.account("u-Quiet")
+        try w.commit(runRules: false)
+        let result = try w.lookup("U-QUIET", kind: .user)
+        #expect(!result.found)
+        #expect(result.answer.contains { $0.contains("Did you mean") && $0.contains("u-Quiet") })
+    }
+
     @Test func appleOrderIdResolvesThroughTheSeam() throws {
         let fake = FakeAppleOrderLookup(orders: ["MK5TTTVWJH": ["1000000000000002", "1000000000000777"]])
         let service = try world().service(appleOrderLookup: fake)
