@@ -674,6 +674,11 @@ def load(con, config, base, work, source_list):
                                    "product_id VARCHAR, units BIGINT, credited_at BIGINT, reversed_at BIGINT, "
                                    "reversal_reason VARCHAR, consumed_units BIGINT, consumed_at BIGINT")):
         con.execute(f"CREATE TABLE IF NOT EXISTS {table} ({ddl})")
+    # Ledger rows of negative units are clawbacks, kept apart from the credits as the store's views keep them.
+    con.execute("CREATE TABLE clawbacks AS SELECT credit_id, transaction_id, order_id, user_id, product_id, units, "
+                "credited_at, reversal_reason, CAST(NULL AS VARCHAR) AS source_name, "
+                "CAST(NULL AS VARCHAR) AS source_ref FROM credits WHERE units < 0")
+    con.execute("DELETE FROM credits WHERE units < 0")
     # The config's reference tables.
     con.execute("CREATE TABLE apps (bundle_id VARCHAR, app_apple_id BIGINT, environments VARCHAR)")
     con.execute("CREATE TABLE catalog (bundle_id VARCHAR, product_id VARCHAR, type VARCHAR, units BIGINT, "

@@ -146,7 +146,9 @@ struct ClaimVerdictJudge {
         // What the purchase granted: the ledger's rows, or the catalog's units if more (a row edited down in place
         // to the share a prorated refund left the customer), as IAP-015 holds.
         let granted = max(credits.reduce(Int64(0)) { $0 + max($1.units ?? 0, 0) }, c.expectedUnits(t) ?? 0)
-        let standingUnits = standing.reduce(Int64(0)) { $0 + ($1.units ?? 0) }
+        // Less what clawback ledger rows took back of them, as IAP-015 counts it.
+        let clawedBack = c.clawedBackUnits(transactionID, standing: standing)
+        let standingUnits = standing.reduce(Int64(0)) { $0 + ($1.units ?? 0) } - clawedBack
         var lookAlike: String? = familyShared ? "family-sharing" : nil
         var notes: [String] = []
 
@@ -176,6 +178,13 @@ struct ClaimVerdictJudge {
                         v.details.append(
                             "Credit \(credit.creditID) for \(credit.userID ?? "?") reversed \(credit.reversedAt.map(StorefrontTime.shortUTC) ?? "") (\(credit.reversalReason ?? "no reason"))."
                         )
+                    }
+                    if clawedBack > 0 {
+                        for row in c.clawbacksByTransaction[transactionID] ?? [] {
+                            v.details.append(
+                                "Ledger row \(row.creditID) took back \(-(row.units ?? 0)) units from \(row.userID ?? "?") \(row.creditedAt.map(StorefrontTime.shortUTC) ?? "") (\(row.reversalReason ?? "no reason"))."
+                            )
+                        }
                     }
                     return v
                 }

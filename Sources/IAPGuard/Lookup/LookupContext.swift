@@ -78,6 +78,35 @@ struct LookupContext {
     func orders(_ transactionID: String) -> [LookupEvidence.Order] { ordersByTransaction[transactionID] ?? [] }
     func sightings(_ transactionID: String) -> [LookupEvidence.Sighting] { sightingsByTransaction[transactionID] ?? [] }
 
+    /// Clawback ledger rows (negative units) by the transaction they take back (or their order's).
+    var clawbacksByTransaction: [String: [LookupEvidence.Credit]] = [:]
+
+    /// Files `rows` (clawback ledger rows) under their transaction, or their order's.
+    mutating func noteClawbacks(_ rows: [LookupEvidence.Credit]) {
+        var byTransaction: [String: [LookupEvidence.Credit]] = [:]
+        for row in rows {
+            let order = row.orderID.flatMap { ordersByID[$0]?.transactionID }
+            if let tx = row.transactionID ?? order { byTransaction[tx, default: []].append(row) }
+        }
+        clawbacksByTransaction = byTransaction
+    }
+
+    /// Units that clawback ledger rows took back of `standing` (the transaction's standing credits), as
+    /// IAP-015 counts them: per account, what its rows took back, at most its credits granted until its latest
+    /// row (a clawback the store applied reversed those already; a grant made after it is not offset).
+    func clawedBackUnits(_ transactionID: String, standing: [LookupEvidence.Credit]) -> Int64 {
+        let rows = (clawbacksByTransaction[transactionID] ?? []).filter { ($0.creditedAt ?? .max) <= now }
+        var total: Int64 = 0
+        for (user, own) in Dictionary(grouping: rows, by: { $0.userID ?? "" }) {
+            let taken = -own.reduce(Int64(0)) { $0 + min($1.units ?? 0, 0) }
+            let latest = own.compactMap(\.creditedAt).max() ?? 0
+            let before = standing.filter { ($0.userID ?? "") == user && ($0.creditedAt ?? .max) <= latest }
+                .reduce(Int64(0)) { $0 + ($1.units ?? 0) }
+            total += max(0, min(taken, before))
+        }
+        return total
+    }
+
     /// Units one purchase of `product` in `bundle` grants, times Apple's quantity.
     func expectedUnits(_ t: LookupEvidence.Transaction) -> Int64? {
         guard let bundle = t.bundleID, let product = t.productID, let units = catalogUnits[bundle + "|" + product]

@@ -377,6 +377,10 @@ public struct LookupService {
             apps: try reader.apps(),
             testers: try reader.testers(), tokenOwners: try reader.tokenOwners(tokens.sorted()))
         context.renewalCreditShare = renewalCreditShare
+        context.noteClawbacks(
+            try reader.clawbacks(
+                transactionIDs: credited,
+                orderIDs: OrderedIDs(orderIDs + evidence.orders.map(\.orderID)).values))
         context.tokenUse = try reader.tokenUse(tokens.sorted())
         let renewed = evidence.transactions.filter {
             $0.productType == "Auto-Renewable Subscription" && $0.originalTransactionID != $0.transactionID

@@ -141,6 +141,27 @@ struct LookupStoreReader {
         }
     }
 
+    /// Clawback ledger rows (negative units) of these transactions or orders (the `clawbacks` view).
+    func clawbacks(transactionIDs: [String], orderIDs: [String]) throws -> [LookupEvidence.Credit] {
+        var p: [String: SQLValue] = [:]
+        let transactions = Self.inList(transactionIDs, prefix: "t", into: &p)
+        let orders = Self.inList(orderIDs, prefix: "o", into: &p)
+        return try rows(
+            """
+            SELECT credit_id, transaction_id, order_id, user_id, product_id, units, credited_at, reversal_reason,
+                   source_name, source_ref
+            FROM clawbacks WHERE transaction_id IN \(transactions) OR order_id IN \(orders)
+            ORDER BY credited_at, credit_id
+            """, p
+        ).map { r in
+            LookupEvidence.Credit(
+                creditID: r.text("credit_id") ?? "", transactionID: r.text("transaction_id"),
+                orderID: r.text("order_id"), userID: r.text("user_id"), productID: r.text("product_id"),
+                units: r.int("units"), creditedAt: r.int("credited_at"), reversedAt: nil,
+                reversalReason: r.text("reversal_reason"), sourceRef: Self.ref(r))
+        }
+    }
+
     func notifications(transactionIDs: [String]) throws -> [LookupEvidence.Notification] {
         var p: [String: SQLValue] = [:]
         let list = Self.inList(transactionIDs, prefix: "t", into: &p)

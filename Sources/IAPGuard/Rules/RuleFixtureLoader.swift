@@ -11,7 +11,7 @@ public struct RuleFixtureLoader {
         "transactions": "apple_transaction", "sightings": "apple_sighting", "orders": "backend_order",
         "credits": "credit", "notifications": "notification", "apps": "ref_app", "catalog": "ref_product",
         "testers": "ref_tester", "fx_rates": "ref_fx_rate", "runs": "run", "users": "user_account",
-        "unchecked_transactions": "api_unchecked",
+        "unchecked_transactions": "api_unchecked", "clawbacks": "credit_clawback",
     ]
     /// Columns holding epoch-ms times.
     public static let timeColumns: Set<String> = [
@@ -102,7 +102,7 @@ public struct RuleFixtureLoader {
                 "order_id": .text("fixture-order-\(n)"), "source_name": .text("fixture"), "source_ref": ref,
                 "row_hash": .text("fixture-\(n)"), "first_run_id": .integer(1), "last_run_id": .integer(1),
             ]
-        case "credit":
+        case "credit", "credit_clawback":
             return [
                 "credit_id": .text("fixture-credit-\(n)"), "source_name": .text("fixture"), "source_ref": ref,
                 "row_hash": .text("fixture-\(n)"), "first_run_id": .integer(1), "last_run_id": .integer(1),

@@ -235,6 +235,11 @@ struct ScopeClosure {
                 "notification WHERE first_run_id > ?",
                 [(.transactionID, "transaction_id"), (.originalTransactionID, "original_transaction_id")]
             ),
+            // A clawback ledger row (kept apart from the credits) changes what stands of its transaction.
+            (
+                "credit_clawback WHERE last_run_id > ?",
+                [(.transactionID, "transaction_id"), (.orderID, "order_id"), (.userID, "user_id")]
+            ),
             // A changed account decides its own home country and the owner of its token and username: its
             // purchases and every purchase carrying the token or username follow in step 2.
             (

@@ -46,6 +46,7 @@ public enum Schema {
         CreditClawbackSchema.migration,
         CreditOrderLinkSchema.migration,
         GracePeriodSchema.migration,
+        ClawbackViewSchema.migration,
     ]
 
     /// The newest schema version.

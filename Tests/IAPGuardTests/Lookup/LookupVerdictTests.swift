@@ -91,6 +91,26 @@ struct LookupVerdictTests {
         #expect(whole.action == "Claw back 50 units from u-pro.")
     }
 
+    @Test func aClawbackLedgerRowCountsAgainstWhatStands() throws {
+        var w = try LookupTestWorld()
+        let at = LookupTestWorld.now - 20 * LookupTestWorld.day
+        let refunded = at + 10 * LookupTestWorld.day
+        // 1: a 50 % prorated refund, the refunded half taken back by a ledger row; 2: a full refund, 40 taken back.
+        for (tx, share, back) in [("1000000000009001", Int64(50_000), Int64(50)), ("1000000000009002", nil, 40)] {
+            w.purchase(tx, user: "u-led", order: "o-\(tx)", at: at, revokedAt: refunded, refundedShare: share)
+            w.credit("c-\(tx)", tx: tx, order: "o-\(tx)", user: "u-led", at: at + 60_000)
+            w.credit(
+                "k-\(tx)", tx: tx, order: nil, user: "u-led", at: refunded + 3_600_000, units: -back, reason: "refund")
+        }
+        try w.commit(runRules: false)
+        let prorated = try #require(try w.lookup("1000000000009001", kind: .transaction).verdicts.first)
+        #expect(prorated.code == .refundedClawedBack)
+        #expect(prorated.details.contains { $0.contains("Ledger row k-1000000000009001 took back 50 units") })
+        let full = try #require(try w.lookup("1000000000009002", kind: .transaction).verdicts.first)
+        #expect(full.code == .refundedStillCredited)
+        #expect(full.action == "Claw back 60 units from u-led.")
+    }
+
     @Test func aSubscriptionMovedToANewAccountThatRestoredItIsPaidAndCredited() throws {
         var w = try LookupTestWorld()
         let day = LookupTestWorld.day

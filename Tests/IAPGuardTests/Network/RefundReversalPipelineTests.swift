@@ -39,7 +39,7 @@ import Testing
     /// Runs the whole job (files only; the API pull is off) and returns the open IAP-015 findings.
     static func run(
         _ world: NetworkTestWorld, notifications: [String], transactions: [String], pull: String,
-        clawedBack: Bool = false, byOrder: Bool = false
+        clawedBack: Bool = false, byOrder: Bool = false, clawedUnits: Int = 600
     ) throws -> (open: [String], store: SQLiteStore) {
         let data = world.directory.appendingPathComponent("data")
         try Data(notifications.map { "{\"signedPayload\": \"\($0)\"}\n" }.joined().utf8).write(
@@ -58,7 +58,7 @@ import Testing
         if clawedBack {
             // An append-only ledger's clawback: a row of its own with negative units.
             credit +=
-                "{\"credit_id\": \"c1-back\", \"transaction_id\": \"\(tx)\", \"user_id\": \"u-1\", \"units\": -600, \"credited_at\": \(Clock.nowMillis() - day), \"reversal_reason\": \"refund\"}\n"
+                "{\"credit_id\": \"c1-back\", \"transaction_id\": \"\(tx)\", \"user_id\": \"u-1\", \"units\": -\(clawedUnits), \"credited_at\": \(Clock.nowMillis() - day), \"reversal_reason\": \"refund\"}\n"
         }
         try Data(credit.utf8).write(to: data.appendingPathComponent("credits.jsonl"))
         let config = try world.config(
@@ -132,6 +132,25 @@ import Testing
         #expect(
             try world.rows(second.store, "SELECT reversal_reason FROM credits WHERE credit_id = 'c1'")
                 == [["refund (ledger row c1-back)"]])
+    }
+
+    /// A clawback ledger row that takes back part of the units leaves the credit standing: the refund is
+    /// still reported, for what was kept, as soon as the row arrives (an incremental run).
+    @Test func fromFilesAPartialClawbackLedgerRowLeavesOnlyWhatWasKept() throws {
+        let world = try NetworkTestWorld()
+        let story = try Story(world, now: Clock.nowMillis())
+        let first = try Self.run(
+            world, notifications: [story.refund], transactions: [story.purchase], pull: Self.filesOnly)
+        #expect(first.open == [Self.tx])
+        let second = try Self.run(
+            world, notifications: [story.refund], transactions: [story.purchase], pull: Self.filesOnly,
+            clawedBack: true, clawedUnits: 200)
+        #expect(second.open == [Self.tx])
+        #expect(
+            try world.rows(
+                second.store,
+                "SELECT observed FROM findings WHERE rule_id = 'IAP-015' AND status <> 'resolved'") == [["400"]])
+        #expect(try world.rows(second.store, "SELECT reversed_at FROM credits WHERE credit_id = 'c1'") == [[nil]])
     }
 
     @Test(arguments: [false, true])

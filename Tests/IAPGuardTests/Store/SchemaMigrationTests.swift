@@ -32,6 +32,7 @@ import Testing
             DROP INDEX credit_linked_by_order;
             DROP INDEX notification_grace_period;
             ALTER TABLE credit DROP COLUMN transaction_from_order;
+            DROP VIEW clawbacks;
             DROP TABLE credit_clawback;
             DROP VIEW unchecked_transactions;
             DROP TABLE api_unchecked;
