@@ -1180,20 +1180,28 @@ extension UserSimulator {
         let share = max(1, min(99_999, (start + period - refundAt) * 100_000 / period))
         let kept = units * (100_000 - share) / 100_000
         let clawedAt = refundAt + rng.int64(WorldTime.hour...6 * WorldTime.hour)
-        let editsRow = k % 2 == 0
+        // 0: the row edited down; 1: the grant reversed and a row of the kept days; 2: an append-only ledger's
+        // row of negative units for the refunded days, the grant left as it was.
+        let style = k % 3
         let made = try buy(
-            C.plusMonthly, at: start, channel: .jws, noise: false, creditUnits: editsRow ? kept : nil,
-            reversedAt: editsRow ? nil : clawedAt, reversalReason: editsRow ? nil : "refund")
+            C.plusMonthly, at: start, channel: .jws, noise: false, creditUnits: style == 0 ? kept : nil,
+            reversedAt: style == 1 ? clawedAt : nil, reversalReason: style == 1 ? "refund" : nil)
         try notify("SUBSCRIBED", subtype: "INITIAL_BUY", about: made.tx, at: made.receivedAt + 3000)
         try refund(made.tx, at: refundAt, percentage: share)
-        if !editsRow, clawedAt < p.end {
-            try sink.credit(newCredit(for: made.tx, order: made.order, to: user, at: clawedAt, units: kept))
+        if style != 0, clawedAt < p.end {
+            var row = newCredit(
+                for: made.tx, order: made.order, to: user, at: clawedAt, units: style == 1 ? kept : kept - units)
+            if style == 2 { row.reversalReason = "refund" }
+            try sink.credit(row)
         }
+        let how = [
+            "by editing its row down", "in a new row after reversing the grant",
+            "by a ledger row taking back \(units - kept) days",
+        ][style]
         try truth(
             truthFor(
                 .proratedRefundKeptShare, "IAP-015", hit: false, tx: made.tx, order: made.order,
-                note: "prorated refund of \(share / 1000) %; the backend keeps \(kept) of \(units) days "
-                    + (editsRow ? "by editing its row down" : "in a new row after reversing the grant")))
+                note: "prorated refund of \(share / 1000) %; the backend keeps \(kept) of \(units) days " + how))
     }
 
     /// A weekly subscriber whose renewal charge fails in an app with Billing Grace Period on: Apple keeps them
