@@ -39,9 +39,12 @@ struct UserProfileBuilder {
         let evidence = context.evidence
         let ids = transactionIDs(of: userID)
         let transactions = evidence.transactions.filter { ids.contains($0.transactionID) }
+        // The user's own purchases: another account's (its order, or the owner of its token) that only reached
+        // this user through a shared device's receipt, or a credit, was not paid by this user.
         let purchases = transactions.filter {
             $0.environment == "Production" && ["verified", "not-signed"].contains($0.verification)
                 && $0.inAppOwnershipType != "FAMILY_SHARED"
+                && (context.payer(of: $0.transactionID).map { $0.user == userID } ?? true)
         }
         var spend: Int64 = 0
         var unconverted = 0

@@ -299,6 +299,32 @@ struct LookupVerdictTests {
     }
 }
 
+/// A customer's purchases are the ones they paid for.
+@Suite struct UserPurchasesTests {
+    @Test func anotherAccountsPurchaseInASharedDevicesReceiptIsNotTheUsersPurchase() throws {
+        var w = try LookupTestWorld()
+        let at = LookupTestWorld.now - 9 * LookupTestWorld.day
+        // A bought noads; B's later receipt on the same device carries A's purchase next to B's own.
+        w.purchase(
+            "1000000000010001", user: "u-sis-a", order: "o-sis-a", at: at, product: LookupTestWorld.noAds, legacy: true)
+        w.credit(
+            "c-sis-a", tx: "1000000000010001", order: "o-sis-a", user: "u-sis-a", at: at + 60_000,
+            product: LookupTestWorld.noAds, units: 1)
+        w.purchase(
+            "1000000000010001", user: nil, order: nil, at: at, product: LookupTestWorld.noAds, legacy: true,
+            submittedBy: "u-sis-b")
+        w.purchase("1000000000010002", user: "u-sis-b", order: "o-sis-b", at: at + LookupTestWorld.day, legacy: true)
+        w.credit(
+            "c-sis-b", tx: "1000000000010002", order: "o-sis-b", user: "u-sis-b", at: at + LookupTestWorld.day + 60_000)
+        try w.commit(runRules: false)
+        let b = try #require(try w.lookup("u-sis-b", kind: .user).users.first)
+        #expect(b.purchaseCount == 1)
+        #expect(b.spendRef == 990)
+        let a = try #require(try w.lookup("u-sis-a", kind: .user).users.first)
+        #expect(a.purchaseCount == 1)
+    }
+}
+
 /// What support is told about a purchase in a test environment depends on whether Apple signed it.
 @Suite struct TestEnvironmentVerdictTests {
     @Test func anXcodePurchaseIsNeverCalledGenuineWhileASandboxOneIs() throws {
