@@ -121,14 +121,30 @@ struct LookupStoreReader {
     }
 
     func credits(transactionIDs: [String], orderIDs: [String]) throws -> [LookupEvidence.Credit] {
+        try ledgerRows(
+            "credits", extra: "reversed_at, consumed_units, consumed_at", transactionIDs: transactionIDs,
+            orderIDs: orderIDs)
+    }
+
+    /// Clawback ledger rows (negative units) of these transactions or orders (the `clawbacks` view).
+    func clawbacks(transactionIDs: [String], orderIDs: [String]) throws -> [LookupEvidence.Credit] {
+        try ledgerRows(
+            "clawbacks", extra: "NULL AS reversed_at, NULL AS consumed_units, NULL AS consumed_at",
+            transactionIDs: transactionIDs, orderIDs: orderIDs)
+    }
+
+    /// Rows of a ledger view (`credits` or `clawbacks`, named by the code) naming these transactions or orders.
+    private func ledgerRows(_ view: String, extra: String, transactionIDs: [String], orderIDs: [String]) throws
+        -> [LookupEvidence.Credit]
+    {
         var p: [String: SQLValue] = [:]
         let transactions = Self.inList(transactionIDs, prefix: "t", into: &p)
         let orders = Self.inList(orderIDs, prefix: "o", into: &p)
         return try rows(
             """
-            SELECT credit_id, transaction_id, order_id, user_id, product_id, units, credited_at, reversed_at,
-                   reversal_reason, source_name, source_ref, consumed_units, consumed_at
-            FROM credits WHERE transaction_id IN \(transactions) OR order_id IN \(orders)
+            SELECT credit_id, transaction_id, order_id, user_id, product_id, units, credited_at, reversal_reason,
+                   source_name, source_ref, \(extra)
+            FROM \(view) WHERE transaction_id IN \(transactions) OR order_id IN \(orders)
             ORDER BY credited_at, credit_id
             """, p
         ).map { r in
@@ -138,27 +154,6 @@ struct LookupStoreReader {
                 units: r.int("units"), creditedAt: r.int("credited_at"), reversedAt: r.int("reversed_at"),
                 reversalReason: r.text("reversal_reason"), sourceRef: Self.ref(r),
                 consumedUnits: r.int("consumed_units"), consumedAt: r.int("consumed_at"))
-        }
-    }
-
-    /// Clawback ledger rows (negative units) of these transactions or orders (the `clawbacks` view).
-    func clawbacks(transactionIDs: [String], orderIDs: [String]) throws -> [LookupEvidence.Credit] {
-        var p: [String: SQLValue] = [:]
-        let transactions = Self.inList(transactionIDs, prefix: "t", into: &p)
-        let orders = Self.inList(orderIDs, prefix: "o", into: &p)
-        return try rows(
-            """
-            SELECT credit_id, transaction_id, order_id, user_id, product_id, units, credited_at, reversal_reason,
-                   source_name, source_ref
-            FROM clawbacks WHERE transaction_id IN \(transactions) OR order_id IN \(orders)
-            ORDER BY credited_at, credit_id
-            """, p
-        ).map { r in
-            LookupEvidence.Credit(
-                creditID: r.text("credit_id") ?? "", transactionID: r.text("transaction_id"),
-                orderID: r.text("order_id"), userID: r.text("user_id"), productID: r.text("product_id"),
-                units: r.int("units"), creditedAt: r.int("credited_at"), reversedAt: nil,
-                reversalReason: r.text("reversal_reason"), sourceRef: Self.ref(r))
         }
     }
 
