@@ -202,11 +202,15 @@ extension UserSimulator {
         }
     }
 
+    /// One receipt (or JWS) posted by three more accounts; only the buyer is credited. A receipt of coins unlocks
+    /// nothing by itself: a blocked attempt (informational). One of `noads` unlocks it in every account that posts
+    /// it (high). Cases alternate legacy and signed, and every third is the `noads` receipt.
     func receiptSharing(_ k: Int, _ slot: Int) throws {
-        try runNormal()
+        let unlocks = k % 3 == 2
+        try runNormal(allowNoAds: !unlocks)
         let t0 = scenarioTime()
         let channel: Channel = k % 2 == 0 ? .legacy : .jws
-        let made = try buy(C.pack550, at: t0, channel: channel, noise: false)
+        let made = try buy(unlocks ? C.noAds : C.pack550, at: t0, channel: channel, noise: false)
         let shared = (channel == .jws ? made.jws : made.receiptData) ?? ""
         var others: [String] = []
         for j in 0..<3 {
@@ -220,6 +224,7 @@ extension UserSimulator {
             }
         }
         var t = truthFor(.receiptSharing, "IAP-003", hit: true, tx: made.tx, order: made.order)
+        t.level = unlocks ? "high" : "informational"
         // A JWS's hash changes with every (randomised) signature, so only legacy receipts get one here:
         // truth stays byte-identical per seed. The signed variant is keyed by its transaction id.
         t.receiptSHA256 = channel == .legacy ? Hashing.sha256Hex(shared) : nil
