@@ -10,7 +10,7 @@ final class SQLAccessAuditor {
     /// Views a rule may read.
     static let allowedViews: Set<String> = [
         "transactions", "sightings", "orders", "credits", "notifications", "refunds", "apps", "catalog", "testers",
-        "fx_rates", "runs", "users", "unchecked_transactions",
+        "fx_rates", "runs", "users", "unchecked_transactions", "clawbacks",
     ]
     /// Functions of the portable subset (lower-case). Anything else (`datetime`, `strftime`, `julianday`,
     /// `printf`, `iif`, `ifnull`, `group_concat`, `instr`, ...) is SQLite-only or not portable.
