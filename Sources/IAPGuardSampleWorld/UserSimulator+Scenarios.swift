@@ -54,6 +54,8 @@ extension UserSimulator {
         case .proratedRefundKeptShare: try proratedRefundKeptShare(k)
         case .gracePeriodDaysCredited: try gracePeriodDaysCredited(k)
         case .refundFarmAccounts: try refundFarmAccounts(slot)
+        case .movedOutOfCheapCountry: try movedOutOfCheapCountry(k)
+        case .firstEntryCredited: try firstEntryCredited()
         }
     }
 
@@ -584,7 +586,21 @@ extension UserSimulator {
     func sandboxCredited(_ k: Int) throws {
         try runNormal()
         let t0 = scenarioTime()
-        if k % 2 == 0 {
+        if k % 4 == 2 {
+            // StoreKit's LocalTesting environment: signed on a developer's Mac, never by Apple.
+            let tx = newTransaction(
+                C.pack2500, storefront: user.home, at: t0, environment: "LocalTesting", token: user.token)
+            sink.countPurchase()
+            let order = newOrder(for: tx, by: user, status: "credited", channel: .jws)
+            try sink.order(order)
+            let receivedAt = t0 + rng.int64(2000...40000)
+            try deliver(tx, channel: .jws, submitter: user.id, orderID: order.orderID, at: receivedAt, foreign: true)
+            try sink.credit(newCredit(for: tx, order: order, to: user, at: receivedAt + rng.int64(200...3000)))
+            try truth(
+                truthFor(
+                    .sandboxCredited, "IAP-017", hit: true, tx: tx, order: order,
+                    note: "LocalTesting signed transaction credited to a non-tester"))
+        } else if k % 2 == 0 {
             let made = try buy(C.pack2500, at: t0, channel: .jws, environment: "Sandbox", noise: false)
             try truth(
                 truthFor(
@@ -831,10 +847,23 @@ extension UserSimulator {
 
     /// The non-consumable restored on a new device (StoreKit 1: a new transaction id under the original's).
     /// Even cases: the backend grants it again to the same user; odd cases: it grants nothing, the user
-    /// already owns it, and the restore cost nothing, so no credit is missing.
+    /// already owns it, and the restore cost nothing, so no credit is missing. Every fourth case is StoreKit 2:
+    /// the new device re-delivers the same signed transaction (no new id) and the backend writes another
+    /// unlock row for it, to the same user.
     func restoreNewDevice(_ k: Int) throws {
         try runNormal(allowNoAds: false)
         let t0 = scenarioTime()
+        if k % 4 == 2 {
+            let made = try buy(C.noAds, at: t0, channel: .jws, noise: false)
+            let at = t0 + rng.int64(WorldTime.day...2 * WorldTime.day)
+            try deliver(made.tx, channel: .jws, submitter: user.id, orderID: nil, at: at)
+            try sink.credit(newCredit(for: made.tx, order: nil, to: user, at: at + rng.int64(1000...9000)))
+            try truth(
+                truthFor(
+                    .restoreNewDevice, "IAP-001", hit: false, tx: made.tx, order: made.order,
+                    note: "StoreKit 2 restore on a new device: the same transaction unlocked again for \(user.id)"))
+            return
+        }
         let made = try buy(C.noAds, at: t0, channel: .legacy, noise: false)
         let at = t0 + rng.int64(WorldTime.day...2 * WorldTime.day)
         let restored = newTransaction(C.noAds, storefront: user.home, at: at, token: nil, original: made.tx)
@@ -1274,5 +1303,66 @@ extension UserSimulator {
             t.inEvidence = r.account.id != latest.account.id
             try truth(t)
         }
+    }
+
+    /// A resident of a cheap storefront who moved to a full-price country: bought at home until the move (the
+    /// orders say the old country), then in the new country's storefront; the accounts source now says the new
+    /// country. The old purchases were made at home.
+    func movedOutOfCheapCountry(_ k: Int) throws {
+        let oldHome = C.storefront(C.cheapStorefrontCodes[k % C.cheapStorefrontCodes.count])
+        let newHome = C.storefront(C.fullPriceStorefrontCodes[k % C.fullPriceStorefrontCodes.count])
+        user.home = oldHome
+        user.storeKit2 = true
+        let moveAt = p.start + (p.end - p.start) / 2
+        var before: [Made] = []
+        for at in randomTimes(2, to: moveAt - WorldTime.day) {
+            before.append(try buy(C.pack1200, at: at, channel: .jws, userCountry: oldHome.code, noise: false))
+        }
+        for at in randomTimes(2, from: moveAt + WorldTime.day, to: p.end - 2 * WorldTime.hour) {
+            try buy(C.pack550, at: at, channel: .jws, storefront: newHome, userCountry: newHome.code, noise: false)
+        }
+        // The account is written after the simulation with the user's final home.
+        user.home = newHome
+        for made in before {
+            try truth(
+                truthFor(
+                    .movedOutOfCheapCountry, "IAP-008", hit: false, tx: made.tx, order: made.order,
+                    note:
+                        "bought at home in \(oldHome.code) before moving to \(newHome.code), which the account now says"
+                ))
+        }
+        var t = truthFor(.movedOutOfCheapCountry, "IAP-009", hit: false, tx: nil)
+        t.maxLevel = "informational"
+        t.note = "moved from \(oldHome.code) to \(newHome.code): two storefronts"
+        try truth(t)
+    }
+
+    /// A StoreKit 1 backend bug: the receipt lists an older purchase of the user first, and the backend credits
+    /// the receipt's first in_app entry on today's order. The older purchase is credited a second time and
+    /// today's is never credited.
+    func firstEntryCredited() throws {
+        try runNormal(allowNoAds: false, allowSubscription: false)
+        let t0 = scenarioTime(minAfterStart: 4 * WorldTime.day)
+        let older = try buy(
+            C.pack2500, at: t0 - rng.int64(2 * WorldTime.day...3 * WorldTime.day), channel: .legacy, noise: false)
+        let tx = newTransaction(C.pack550, storefront: user.home, at: t0, token: nil)
+        sink.countPurchase()
+        let order = newOrder(for: tx, by: user, status: "credited", channel: .legacy)
+        try sink.order(order)
+        let receivedAt = t0 + rng.int64(2000...40000)
+        try writeLegacy(
+            [ApplePayloadEncoder.legacyEntry(older.tx), ApplePayloadEncoder.legacyEntry(tx)],
+            app: UserSimulator.app(forBundle: tx.bundleID), submitter: user.id, orderID: order.orderID,
+            receivedAt: receivedAt, receiptData: newReceiptData())
+        try sink.credit(newCredit(for: older.tx, order: order, to: user, at: receivedAt + rng.int64(200...3000)))
+        try truth(
+            truthFor(
+                .firstEntryCredited, "IAP-014", hit: true, tx: tx, order: order,
+                note: "never credited: the backend credited the receipt's first entry \(older.tx.transactionID) instead"
+            ))
+        try truth(
+            truthFor(
+                .firstEntryCredited, "IAP-001", hit: true, tx: older.tx, order: older.order,
+                note: "credited again on order \(order.orderID) for today's \(tx.transactionID)"))
     }
 }

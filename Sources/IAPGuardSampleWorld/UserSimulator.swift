@@ -218,6 +218,9 @@ final class UserSimulator {
         var order = newOrder(
             for: tx, by: owner, status: willCredit ? "credited" : "paid", channel: ch, userCountry: userCountry)
         if let token, ch == .jws { order.appAccountToken = token }
+        // One offer buyer in three has a paywall that logs the price the product renews at ("1 week free,
+        // then 9.99"), not the offer's: not a displayed-price mismatch.
+        if offer != nil, owner.index % 3 == 0 { order.price = WorldCatalog.localPrice(product, in: sf) * quantity }
         var made = Made(tx: tx, order: order, receivedAt: receivedAt)
         sink.countPurchase()
         try sink.order(order)

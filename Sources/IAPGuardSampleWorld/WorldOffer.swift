@@ -2,7 +2,8 @@ import IAPGuard
 
 /// A subscription offer some ordinary subscribers start on, so the demo world carries Apple's offer fields
 /// (`offerType`, `offerIdentifier`, `offerDiscountType`, `offerPeriod`). The offer sets what the first period
-/// costs; the order shows the same price, so no rule sees a mismatch. Chosen from the user's index (no draw
+/// costs; the order shows the same price, or for one buyer in three the price the product renews at (a paywall
+/// that logs "then 9.99"), and neither is a displayed-price mismatch. Chosen from the user's index (no draw
 /// from the world's random stream), so every other record of the world is unchanged.
 struct WorldOffer: Sendable {
     var type: Int64

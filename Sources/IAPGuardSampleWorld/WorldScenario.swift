@@ -50,6 +50,8 @@ enum WorldScenario: String, CaseIterable, Sendable {
     case proratedRefundKeptShare = "prorated-refund-kept-share"
     case gracePeriodDaysCredited = "grace-period-days-credited"
     case refundFarmAccounts = "refund-farm-accounts"
+    case movedOutOfCheapCountry = "moved-out-of-cheap-country"
+    case firstEntryCredited = "first-entry-credited"
 
     /// Scenarios that need the user's home storefront to be a full-price one.
     var needsFullPriceHome: Bool {
