@@ -318,11 +318,17 @@ struct ClaimVerdictJudge {
             let grace = c.gracePeriodExpiresDate(after: t).map {
                 " and the billing grace period Apple granted after it (until \(StorefrontTime.shortUTC($0)))"
             }
-            notes.append(
-                (t.quantity ?? 1) > 1
-                    ? "Credited as \(standing.count) rows, one per item of a quantity-\(t.quantity ?? 1) purchase."
-                    : "Credited as \(standing.count) rows adding up to \(merged.units ?? 0) days, within the subscription period Apple sold (extensions included)\(grace ?? "")."
-            )
+            if t.productType == "Non-Consumable" {
+                notes.append(
+                    "Unlocked \(standing.count) times for the same account: a non-consumable unlocks once (a restore on a new device), nothing was gained."
+                )
+            } else {
+                notes.append(
+                    (t.quantity ?? 1) > 1
+                        ? "Credited as \(standing.count) rows, one per item of a quantity-\(t.quantity ?? 1) purchase."
+                        : "Credited as \(standing.count) rows adding up to \(merged.units ?? 0) days, within the subscription period Apple sold (extensions included)\(grace ?? "")."
+                )
+            }
         }
 
         // Credited more than once: one Apple charge, replayed.

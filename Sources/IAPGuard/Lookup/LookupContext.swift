@@ -168,12 +168,15 @@ struct LookupContext {
     /// multi-quantity purchase credited one row per item (no more rows than items, adding up to no more than
     /// the catalog's units × quantity), or a subscription's days credited in parts (the period, then the days of
     /// a renewal date extension or of the Billing Grace Period Apple granted after it) adding up to no more than
-    /// Apple's period and that grace period (``entitledPeriodMillis(_:)``). `nil` otherwise.
+    /// Apple's period and that grace period (``entitledPeriodMillis(_:)``), or a non-consumable granted to the
+    /// same account more than once (it unlocks once: a StoreKit 2 restore on a new device written as another
+    /// unlock row). `nil` otherwise.
     func creditOfItemRows(_ t: LookupEvidence.Transaction, standing: [LookupEvidence.Credit]) -> LookupEvidence.Credit?
     {
         guard standing.count >= 2, let first = standing.first, Set(standing.map(\.userID)).count == 1 else {
             return nil
         }
+        if t.productType == "Non-Consumable" { return first }
         let units = standing.compactMap(\.units)
         guard units.count == standing.count else { return nil }
         let total = units.reduce(0, +)

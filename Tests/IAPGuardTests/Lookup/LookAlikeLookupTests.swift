@@ -242,6 +242,30 @@ import Testing
         #expect(short.flagged)
     }
 
+    @Test func aNonConsumableUnlockedTwiceForOneAccountIsOneUnlockAndAConsumableIsReplayed() throws {
+        let world = try Self.world { w in
+            for (tx, user, product) in [
+                ("1000000000000711", "u-restore", LookupTestWorld.noAds),
+                ("1000000000000712", "u-coins", LookupTestWorld.pack100),
+            ] {
+                w.purchase(tx, user: user, order: "o-\(user)", at: Self.now - 10 * Self.day, product: product)
+                for row in 0..<2 {
+                    w.credit(
+                        "c-\(user)-\(row)", tx: tx, order: row == 0 ? "o-\(user)" : nil, user: user,
+                        at: Self.now - 10 * Self.day + 60_000 + Int64(row) * 5 * Self.day, product: product,
+                        units: product == LookupTestWorld.noAds ? 1 : 100)
+                }
+            }
+        }
+        let restore = try Self.judged(world, "1000000000000711", rules: ["IAP-001"])
+        #expect(restore.verdict.code == .paidAndCredited)
+        #expect(restore.verdict.details.contains { $0.contains("a non-consumable unlocks once") })
+        #expect(!restore.flagged)
+        let coins = try Self.judged(world, "1000000000000712", rules: ["IAP-001"])
+        #expect(coins.verdict.code == .replayed)
+        #expect(coins.flagged)
+    }
+
     @Test func aSubscriptionCreditedTheDaysOfItsApplePeriodIsPaidAndCredited() throws {
         let world = try Self.world { w in
             // A 31-day month, credited 31 days (the catalog says 1 unit a period).
