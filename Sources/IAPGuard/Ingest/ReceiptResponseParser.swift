@@ -29,7 +29,7 @@ public struct ReceiptResponseParser: Sendable {
             throw RecordError("\(response.path)status: missing")
         }
         let environmentText = try response.string("environment")
-        let environment = environmentText.map { AppleEnvironment(appleValue: $0)?.rawValue ?? $0 }
+        let statedEnvironment = environmentText.map { AppleEnvironment(appleValue: $0)?.rawValue ?? $0 }
         // Apple has spelled this flag both ways, as a boolean or as text.
         let retryable = response.describedValue("is-retryable") ?? response.describedValue("is_retryable")
         let receipt = try response.object("receipt")
@@ -46,6 +46,9 @@ public struct ReceiptResponseParser: Sendable {
             throw RecordError("\(receipt.path)bundle_id: missing")
         }
         let bundleID = try receipt?.string("bundle_id")
+        // Only read for the environment; a value of another type is no reason to drop the receipt.
+        let receiptType = try? receipt?.string("receipt_type")
+        let (environment, environmentConflict) = Self.environment(stated: statedEnvironment, receiptType: receiptType)
         let requestDate = try receipt?.int64("request_date_ms")
         // Only read for the forged-template marker; a malformed value is no reason to drop the receipt.
         let downloadID = try? receipt?.int64("download_id")
@@ -78,6 +81,7 @@ public struct ReceiptResponseParser: Sendable {
             sighting.submittedOrderID = orderID
             sighting.receivedAt = receivedAt
             sighting.anomalies = anomalies
+            if environmentConflict { sighting.anomalies.append(Self.environmentConflict) }
             return sighting
         }
     }
@@ -149,6 +153,29 @@ public struct ReceiptResponseParser: Sendable {
             anomalies.append("non-numeric-id")
         }
         return (t, anomalies)
+    }
+
+    /// The anomaly noted when the response's `environment` and its receipt's `receipt_type` disagree.
+    static let environmentConflict = "environment-conflict"
+
+    /// The environment of a response's transactions and whether its two markers disagree. `receipt_type` is
+    /// where the receipt was made; `environment` is often what the backend wrote (the URL it called first),
+    /// so a sandbox `receipt_type` wins: a Sandbox purchase stored as Production would escape IAP-017.
+    /// Otherwise the stated environment stays as it is.
+    static func environment(stated: String?, receiptType: String?) -> (environment: String?, conflict: Bool) {
+        guard let receiptType, let made = receiptTypeEnvironment(receiptType) else { return (stated, false) }
+        let conflict = stated.map { $0 != made.rawValue } ?? false
+        return (made == .sandbox ? made.rawValue : stated, conflict)
+    }
+
+    /// The environment Apple's `receipt_type` values name: `Production` and `ProductionVPP` are Production,
+    /// `ProductionSandbox` and `ProductionVPPSandbox` Sandbox; any other value names none.
+    static func receiptTypeEnvironment(_ receiptType: String) -> AppleEnvironment? {
+        switch receiptType.lowercased() {
+        case "production", "productionvpp": return .production
+        case "productionsandbox", "productionvppsandbox": return .sandbox
+        default: return nil
+        }
     }
 
     /// Clock differences between Apple's servers tolerated before two dates are called out of order.
