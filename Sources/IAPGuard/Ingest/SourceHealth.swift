@@ -55,9 +55,12 @@ public struct SourceHealth: Sendable {
     /// Counts one batch the ingest produced.
     public mutating func observe(_ batch: IngestBatch) {
         wasRead = true
-        good +=
-            batch.sightings.count + batch.notifications.count + batch.orders.count + batch.credits.count
-            + batch.users.count
+        // A refused signed record kept as a failed copy (at its quarantine entry's `file:line`) is a bad
+        // record, not a good one: a wholly refused source must still fail the checks below.
+        let refused = Set(batch.quarantined.lazy.map(\.location))
+        let sightings =
+            refused.isEmpty ? batch.sightings.count : batch.sightings.count(where: { !refused.contains($0.sourceRef) })
+        good += sightings + batch.notifications.count + batch.orders.count + batch.credits.count + batch.users.count
         bad += batch.quarantined.count
         if firstBad == nil, let first = batch.quarantined.first {
             firstBad = "\(first.location): \(first.reason)"

@@ -568,6 +568,10 @@ public struct SourceIngestor {
                 for index in fragment.sightings.indices { fragment.sightings[index].cacheSightingID() }
             } catch let error as RecordError {
                 fragment.quarantined.append(quarantineRecord(location, error.message, bytes))
+            } catch let refused as RefusedSignedRecord {
+                fragment.quarantined.append(quarantineRecord(location, refused.reason, bytes))
+                fragment.sightings = refused.copies
+                for index in fragment.sightings.indices { fragment.sightings[index].cacheSightingID() }
             } catch {
                 return .failure(error)
             }
@@ -595,9 +599,16 @@ public struct SourceIngestor {
             guard let text = String(validating: bytes, as: UTF8.self) else {
                 throw RecordError("invalid UTF-8")
             }
-            batch.sightings.append(
-                try SignedTransactionParser(sourceName: source.name, verifier: verifier).parse(
-                    text, payloadHash: payloadHash, location: location))
+            let parser = SignedTransactionParser(sourceName: source.name, verifier: verifier)
+            do {
+                batch.sightings.append(try parser.parse(text, payloadHash: payloadHash, location: location))
+            } catch let error as RecordError {
+                // A refused record whose transaction id can still be read is a tampered copy of it: kept as a
+                // failed sighting too, or a credit of it would look like one Apple never sent.
+                let copies = parser.refusedCopies(of: text, payloadHash: payloadHash, location: location)
+                if copies.isEmpty { throw error }
+                throw RefusedSignedRecord(reason: error.message, copies: copies)
+            }
         case .notifications:
             let object = try JSONObject.parse(bytes, rejectingDuplicateKeys: true)
             let (notification, sighting) = try NotificationParser(sourceName: source.name, verifier: verifier).parse(

@@ -58,7 +58,12 @@ import Testing
         let line = try chain.sign(payload: Self.payload(doubled))
         let ingest = try CorpusIngest(format: "signed", bytes: Array((line + "\n").utf8))
         defer { ingest.remove() }
-        #expect(try ingest.count("SELECT COUNT(*) FROM sightings") == 0)
+        // A failed copy of each id it names (a parser reading either copy credits one of them), never verified.
+        let copies = try ingest.store.database.query(
+            "SELECT transaction_id, verification FROM sightings ORDER BY transaction_id"
+        ).map { $0.map { $0.textValue ?? "" } }
+        #expect(copies == [["5001", "failed"], ["5002", "failed"]], "\(copies)")
+        #expect(try ingest.count("SELECT COUNT(*) FROM transactions") == 0)
         let reasons = try ingest.quarantine().map(\.reason)
         #expect(reasons == [#"bad-format: JWS payload has a duplicate key "transactionId""#], "\(reasons)")
         // Before any verification: the compact JWS itself is refused.
