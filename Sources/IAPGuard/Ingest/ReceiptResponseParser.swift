@@ -159,9 +159,9 @@ public struct ReceiptResponseParser: Sendable {
     static let environmentConflict = "environment-conflict"
 
     /// The environment of a response's transactions and whether its two markers disagree. `receipt_type` is
-    /// where the receipt was made; `environment` is often what the backend wrote (the URL it called first),
-    /// so a sandbox `receipt_type` wins: a Sandbox purchase stored as Production would escape IAP-017.
-    /// Otherwise the stated environment stays as it is.
+    /// where the receipt was made; `environment` may be what the backend wrote in its place (the URL it
+    /// called first), so a sandbox `receipt_type` wins: a Sandbox purchase stored as Production would escape
+    /// IAP-017. Otherwise the stated environment stays as it is.
     static func environment(stated: String?, receiptType: String?) -> (environment: String?, conflict: Bool) {
         guard let receiptType, let made = receiptTypeEnvironment(receiptType) else { return (stated, false) }
         let conflict = stated.map { $0 != made.rawValue } ?? false
