@@ -173,8 +173,12 @@ struct EvidenceQueryTests {
                             kind: rule.evidenceQueries[0].kind, sql: sql, limit: rule.evidenceQueries[0].limit, line: 1)
                     ]
                 } ?? rule.evidenceQueries
+            // The engine binds every column of the hit row; the finding keeps these of them.
             let stored = try before.rows(
-                "SELECT entity_key, evidence_json FROM findings WHERE rule_id = :r AND status <> 'resolved'",
+                """
+                SELECT entity_key, evidence_json, transaction_id, original_transaction_id, order_id, user_id
+                FROM findings WHERE rule_id = :r AND status <> 'resolved'
+                """,
                 ["r": .text(rule.id)])
             for row in stored {
                 let key = try JSONDecoder().decode([EvidenceField].self, from: Data((row[0].textValue ?? "").utf8))
@@ -182,6 +186,9 @@ struct EvidenceQueryTests {
                 var bound = rule.boundParameters(
                     overrides: config.ruleParams[rule.id] ?? [:], now: WorldGenerator.defaultEnd, since: 0,
                     referenceCurrency: config.referenceCurrency)
+                for (index, name) in ["transaction_id", "original_transaction_id", "order_id", "user_id"].enumerated() {
+                    bound[name] = row[2 + index].textValue.map { .text($0) } ?? .null
+                }
                 for field in key + evidence.filter({ $0.kind == "hit" }).flatMap(\.fields) {
                     bound[field.name] = field.value.map { .text($0) } ?? .null
                 }
