@@ -26,6 +26,10 @@ public struct ClaimVerdict: Sendable, Hashable, Codable {
         case creditedWrongItem = "credited-wrong-item"
         /// Refunded or revoked by Apple and the credit was clawed back.
         case refundedClawedBack = "refunded-clawed-back"
+        /// A subscription Apple ended early because the customer upgraded to a higher plan of the same group
+        /// (revocation type UPGRADE: not a refund; Apple refunds the unused part itself), with no credit standing:
+        /// nothing is owed on it, the entitlement continues on the new plan's transaction (its own verdict).
+        case upgraded
         /// A subscription period Apple refunded or revoked after it had ended: its access was used up, and there
         /// is nothing left to claw back (IAP-015 does not report it; repeated refunds are IAP-016's).
         case refundedAfterPeriod = "refunded-after-period"
@@ -56,8 +60,8 @@ public struct ClaimVerdict: Sendable, Hashable, Codable {
         /// Whether the verdict means something is owed, wrong or suspicious.
         public var isProblem: Bool {
             switch self {
-            case .paidAndCredited, .pendingCredit, .refundedClawedBack, .refundedAfterPeriod, .sandbox, .familyShared,
-                .subscriptionRenewal, .freeNotCredited, .orderNotPaid, .notFound:
+            case .paidAndCredited, .pendingCredit, .refundedClawedBack, .upgraded, .refundedAfterPeriod, .sandbox,
+                .familyShared, .subscriptionRenewal, .freeNotCredited, .orderNotPaid, .notFound:
                 return false
             case .missingCredit, .misCredit, .replayed, .chargedTwice, .tokenShared, .wrongApp, .creditedWrongItem,
                 .refundedStillCredited, .forged, .unverifiable:
@@ -80,7 +84,8 @@ public struct ClaimVerdict: Sendable, Hashable, Codable {
     /// Accounts holding a standing credit for it.
     public var creditedTo: [String] = []
     /// A benign pattern this resembles and why it is benign: `family-sharing`, `subscription-renewal`,
-    /// `restore`, `rolled-back-retry`, `refund-reversed`, `tester-sandbox`.
+    /// `subscription-upgrade`, `restore`, `rolled-back-retry`, `refund-reversed`, `tester-sandbox`,
+    /// `account-transfer`, `subscription-moved`.
     public var lookAlike: String?
     /// What support should do, when something is to be done.
     public var action: String?

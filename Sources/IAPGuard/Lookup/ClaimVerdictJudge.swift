@@ -240,6 +240,14 @@ struct ClaimVerdictJudge {
             return v
         }
 
+        // A plan Apple ended early for a higher one (an upgrade, not a refund) with nothing standing: the
+        // entitlement went on with the new plan's transaction, which has its own verdict.
+        if standing.isEmpty, let upgraded = c.upgradeDate(t) {
+            var v = upgradedVerdict(make(.upgraded, ""), t, at: upgraded, credits: credits)
+            v.details = notes + v.details
+            return v
+        }
+
         // A renewal of an app whose backend credits each subscription once: nothing is owed on the renewal itself.
         if standing.isEmpty, let policy = c.renewalCreditedOnce(t), let original = t.originalTransactionID {
             let until = t.expiresDate.map { " until \(StorefrontTime.shortUTC($0))" } ?? ""
@@ -304,6 +312,7 @@ struct ClaimVerdictJudge {
             )
             v.details = notes
             if let payer { v.details.append("\(payer.user) \(payer.how).") }
+            if let replaced = c.upgradeReplaced(by: t) { v.details.append(upgradeNote(t, replaced: replaced)) }
             let units = c.expectedUnits(t).map { "\($0) units of " } ?? ""
             v.action =
                 "Grant \(units)\(product) to \(payer?.user ?? "the paying account") for transaction \(transactionID)."
@@ -436,13 +445,20 @@ struct ClaimVerdictJudge {
             "Paid and credited: transaction \(transactionID) (\(product), \(price)) was credited to \(receiver) on \(credit.creditedAt.map(StorefrontTime.shortUTC) ?? "an unknown date")."
         )
         if lookAlike == nil {
+            let subscription = (t.productType ?? "").contains("Subscription")
+            let later = t.originalTransactionID != nil && t.originalTransactionID != transactionID
             if credits.contains(where: { $0.reversalReason == "rollback" }) {
                 lookAlike = "rolled-back-retry"
                 notes.append("A duplicate credit from a retry was rolled back.")
-            } else if t.transactionReason == "RENEWAL"
-                || (t.originalTransactionID != nil && t.originalTransactionID != transactionID
-                    && (t.productType ?? "").contains("Subscription"))
-            {
+            } else if let replaced = c.upgradeReplaced(by: t) {
+                lookAlike = "subscription-upgrade"
+                notes.append(upgradeNote(t, replaced: replaced))
+            } else if t.transactionReason == "PURCHASE", later, subscription {
+                // Apple says the customer bought it (a change of plan, a resubscription): not a renewal.
+                notes.append(
+                    "A new purchase in the subscription of original transaction \(t.originalTransactionID ?? "?") (Apple's transaction reason PURCHASE: a change of plan or a resubscription), not a renewal."
+                )
+            } else if t.transactionReason == "RENEWAL" || (later && subscription) {
                 lookAlike = "subscription-renewal"
                 notes.append(
                     "A renewal of original transaction \(t.originalTransactionID ?? "?"): a new period, not a second charge."

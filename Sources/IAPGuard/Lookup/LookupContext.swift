@@ -284,6 +284,44 @@ struct LookupContext {
         return familyByOriginal[original]?.first { $0.inAppOwnershipType != "FAMILY_SHARED" && $0 != t }
     }
 
+    /// Apple ends the old plan's transaction and starts the new plan's at the same moment; a little slack.
+    static let upgradeMillis: Int64 = 3_600_000
+
+    /// When Apple ended subscription transaction `t` early because the customer upgraded to a higher plan of
+    /// the same group (revocation type UPGRADE, not a refund), if by `now`.
+    func upgradeDate(_ t: LookupEvidence.Transaction) -> Int64? {
+        guard t.revocationType == AppleTransaction.upgradeRevocationType, let date = t.revocationDate, date <= now
+        else { return nil }
+        return date
+    }
+
+    /// The new plan's transaction that replaced upgraded transaction `t`: of the same subscription (original
+    /// id), bought when Apple ended `t` (the nearest within ``upgradeMillis``).
+    func upgradeReplacement(of t: LookupEvidence.Transaction) -> LookupEvidence.Transaction? {
+        guard let upgraded = upgradeDate(t), let original = t.originalTransactionID else { return nil }
+        return (familyByOriginal[original] ?? []).compactMap { next -> (LookupEvidence.Transaction, Int64)? in
+            guard next.transactionID != t.transactionID, next.inAppOwnershipType == t.inAppOwnershipType,
+                let bought = next.purchaseDate, abs(bought - upgraded) <= Self.upgradeMillis
+            else { return nil }
+            return (next, abs(bought - upgraded))
+        }.min { $0.1 < $1.1 }?.0
+    }
+
+    /// The old plan's transaction that the purchase of subscription transaction `t` replaced in an upgrade: of
+    /// the same subscription, ended by Apple as upgraded when `t` was bought (the nearest within
+    /// ``upgradeMillis``). `nil` for a renewal or any other purchase.
+    func upgradeReplaced(by t: LookupEvidence.Transaction) -> LookupEvidence.Transaction? {
+        guard t.productType == "Auto-Renewable Subscription", let original = t.originalTransactionID,
+            let bought = t.purchaseDate
+        else { return nil }
+        return (familyByOriginal[original] ?? []).compactMap { old -> (LookupEvidence.Transaction, Int64)? in
+            guard old.transactionID != t.transactionID, old.inAppOwnershipType == t.inAppOwnershipType,
+                let upgraded = upgradeDate(old), abs(bought - upgraded) <= Self.upgradeMillis
+            else { return nil }
+            return (old, abs(bought - upgraded))
+        }.min { $0.1 < $1.1 }?.0
+    }
+
     /// For a restored non-consumable (a new transaction id under its original): a standing credit of the
     /// original purchase or of another copy of it, the transaction it was made for first. A restore costs
     /// nothing, so such a credit is all the customer is owed (IAP-014 holds the same).

@@ -13,6 +13,8 @@ struct LookupTestWorld {
     static let pack100 = "com.example.coins.pack100"
     static let noAds = "com.example.coins.noads"
     static let monthly = "com.example.coins.plus.monthly"
+    /// The monthly plan's higher plan in the same subscription group.
+    static let yearly = "com.example.coins.plus.yearly"
     /// A catalog product named outside the bundle's namespace, as Apple allows.
     static let gems = "gems_1000"
 
@@ -171,7 +173,7 @@ struct LookupTestWorld {
     mutating func purchase(
         _ tx: String, user: String?, order: String?, at: Int64, product: String = pack100, original: String? = nil,
         environment: String = "Production", storefront: String = "USA", currency: String = "USD",
-        price: Int64 = 990, token: String? = nil, ownership: String = "PURCHASED", reason: String = "PURCHASE",
+        price: Int64 = 990, token: String? = nil, ownership: String = "PURCHASED", reason: String? = "PURCHASE",
         revokedAt: Int64? = nil, upgradedAt: Int64? = nil, legacy: Bool = false, failed: Bool = false,
         bundle: String = bundle, outcome: VerificationOutcome? = nil, anomalies: [String] = [],
         quantity: Int64 = 1, expires: Int64? = nil, appleAccount: String? = nil, submittedBy: String? = nil,
@@ -316,6 +318,9 @@ struct LookupTestWorld {
             .init(
                 bundleID: Self.bundle, productID: Self.monthly, type: "Auto-Renewable Subscription", units: 1,
                 referencePrice: 4990, referenceCurrency: "USD"),
+            .init(
+                bundleID: Self.bundle, productID: Self.yearly, type: "Auto-Renewable Subscription", units: 1,
+                referencePrice: 39_990, referenceCurrency: "USD"),
             .init(
                 bundleID: Self.bundle, productID: Self.gems, type: "Consumable", units: 1000, referencePrice: 990,
                 referenceCurrency: "USD"),
