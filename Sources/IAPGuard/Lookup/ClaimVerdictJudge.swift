@@ -397,7 +397,18 @@ struct ClaimVerdictJudge {
             )
             v.paidBy = expected.accounts.sorted().first
             v.details = notes + [expected.why]
-            v.action = "Credit \(v.paidBy ?? "the payer") and reverse credit \(credit.creditID) of \(receiver)."
+            // Never ask to credit an account that already holds it (the buyer of a non-consumable restored into
+            // a second account keeps their own unlock).
+            if let (heldID, held) = c.standingCredit(of: t, heldBy: expected.accounts) {
+                let holder = held.userID ?? "?"
+                v.details.append(
+                    "\(holder)'s own credit \(held.creditID) (transaction \(heldID)) still stands: \(holder) has it already."
+                )
+                v.action =
+                    "Reverse credit \(credit.creditID) of \(receiver); \(holder) keeps its own credit \(held.creditID): do not credit \(holder) again."
+            } else {
+                v.action = "Credit \(v.paidBy ?? "the payer") and reverse credit \(credit.creditID) of \(receiver)."
+            }
             return v
         }
         if let creditedProduct = credit.productID, let appleProduct = t.productID, creditedProduct != appleProduct {

@@ -284,6 +284,23 @@ struct LookupContext {
         return familyByOriginal[original]?.first { $0.inAppOwnershipType != "FAMILY_SHARED" && $0 != t }
     }
 
+    /// A standing credit one of `accounts` already holds for what transaction `t` grants: of `t` itself, or,
+    /// for a non-consumable, of its original purchase or another copy of it (a restore unlocks the same thing).
+    /// Such an account is not to be credited again.
+    func standingCredit(of t: LookupEvidence.Transaction, heldBy accounts: Set<String>) -> (
+        transactionID: String, credit: LookupEvidence.Credit
+    )? {
+        var ids = [t.transactionID]
+        if t.productType == "Non-Consumable", let original = t.originalTransactionID {
+            ids += [original] + (familyByOriginal[original] ?? []).map(\.transactionID)
+        }
+        for id in OrderedIDs(ids).values {
+            let held = credits(id).first { $0.stands(at: now) && $0.userID.map(accounts.contains) == true }
+            if let held { return (id, held) }
+        }
+        return nil
+    }
+
     /// Apple ends the old plan's transaction and starts the new plan's at the same moment; a little slack.
     static let upgradeMillis: Int64 = 3_600_000
 
