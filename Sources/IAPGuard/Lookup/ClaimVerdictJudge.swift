@@ -549,9 +549,20 @@ struct ClaimVerdictJudge {
         return v
     }
 
-    /// A verdict for an order that carries no transaction id.
+    /// A verdict for an order that carries no transaction id: the verdict of the transaction Apple reported that
+    /// a credit of the order names (the backend credited it from Apple's notification and never wrote the
+    /// transaction onto the order), else the order's own.
     func verdict(forOrder order: LookupEvidence.Order) -> ClaimVerdict {
-        let standing = context.evidence.credits.filter { $0.orderID == order.orderID && $0.stands(at: context.now) }
+        let credits = context.evidence.credits.filter { $0.orderID == order.orderID }
+        let standing = credits.filter { $0.stands(at: context.now) }
+        let named = (standing + credits).first { $0.transactionID.map { context.transactionsByID[$0] != nil } == true }
+        if let credit = named, let transactionID = credit.transactionID, var v = verdict(for: transactionID) {
+            if !v.orderIDs.contains(order.orderID) { v.orderIDs.append(order.orderID) }
+            v.details.append(
+                "Order \(order.orderID) (status \(order.status ?? "?")) names no transaction; its credit \(credit.creditID) names transaction \(transactionID), which Apple reported: the order is judged by it."
+            )
+            return v
+        }
         if !standing.isEmpty {
             var v = ClaimVerdict(
                 code: .unverifiable,

@@ -95,7 +95,20 @@ public struct LookupService {
         for id in transactionIDs.values { if let verdict = judge.verdict(for: id) { result.verdicts.append(verdict) } }
         let judged = Set(transactionIDs.values)
         for order in context.evidence.orders where orderIDs.contains(order.orderID) && order.transactionID == nil {
-            result.verdicts.append(judge.verdict(forOrder: order))
+            let verdict = judge.verdict(forOrder: order)
+            // An order judged by the transaction its credit names shares that transaction's verdict.
+            guard let tx = verdict.transactionID,
+                let index = result.verdicts.firstIndex(where: { $0.transactionID == tx })
+            else {
+                result.verdicts.append(verdict)
+                continue
+            }
+            for id in verdict.orderIDs where !result.verdicts[index].orderIDs.contains(id) {
+                result.verdicts[index].orderIDs.append(id)
+            }
+            for detail in verdict.details where !result.verdicts[index].details.contains(detail) {
+                result.verdicts[index].details.append(detail)
+            }
         }
         result.verdicts += twins.map { chargedTwiceVerdict($0.0, $0.1, context: context) }
         // The other purchase of a pair gets its own verdict too, the one a lookup of its own id gives.

@@ -61,4 +61,42 @@ import Testing
         #expect(v.code == .misCredit)
         #expect(v.action == "Credit u-lost and reverse credit c-u-third of u-third.")
     }
+
+    /// The backend credited from Apple's ONE_TIME_CHARGE notification (the credit names the transaction and the
+    /// order); the order the app created stays `created` without a transaction id. Beside it, an order credited
+    /// with no transaction anywhere.
+    static func webhookWorld() throws -> LookupTestWorld {
+        try world { w in
+            let token = "FFFFFFFF-0000-4000-8000-000000000001"
+            w.account("u-hook", token: token)
+            w.order(
+                "o-hook", user: "u-hook", tx: nil, product: LookupTestWorld.pack100, at: now - 3 * day,
+                status: "created", token: token)
+            w.purchase("1000000000001501", user: nil, order: nil, at: now - 3 * day + 9000, token: token)
+            w.credit("c-hook", tx: "1000000000001501", order: "o-hook", user: "u-hook", at: now - 3 * day + 14_000)
+            w.order(
+                "o-ghost", user: "u-ghost", tx: nil, product: LookupTestWorld.pack100, at: now - 3 * day,
+                status: "created")
+            w.credit("c-ghost", tx: nil, order: "o-ghost", user: "u-ghost", at: now - 3 * day + 14_000)
+        }
+    }
+
+    @Test func anOrderWithoutATransactionIsJudgedByTheVerifiedTransactionItsCreditNames() throws {
+        let world = try Self.webhookWorld()
+        let result = try world.lookup("o-hook", kind: .order)
+        #expect(result.verdicts.count == 1)
+        let v = try #require(result.verdicts.first)
+        #expect(v.code == .paidAndCredited, "\(v.headline)")
+        #expect(v.transactionID == "1000000000001501")
+        #expect(v.orderIDs.contains("o-hook"))
+        #expect(v.details.contains { $0.contains("o-hook") && $0.contains("c-hook") })
+        #expect(!result.verdicts.contains { $0.code == .unverifiable })
+    }
+
+    @Test func anOrderCreditedWithoutAnyTransactionIsStillUnverifiable() throws {
+        let world = try Self.webhookWorld()
+        let result = try world.lookup("o-ghost", kind: .order)
+        #expect(result.verdicts.map(\.code) == [.unverifiable])
+        #expect(result.verdicts.first?.headline.contains("without any Apple transaction") == true)
+    }
 }
