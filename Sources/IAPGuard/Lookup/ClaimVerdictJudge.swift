@@ -361,7 +361,7 @@ struct ClaimVerdictJudge {
         // One standing credit: to the right account? the right item?
         let credit = perItem ?? standing[0]
         let receiver = credit.userID ?? "?"
-        if !familyShared, let expected = expectedReceivers(t, receiver: receiver) {
+        if !familyShared, let expected = expectedReceivers(t, credit: credit) {
             // A credit that moved from the payer's account (its own credit reversed when this one was granted:
             // an account merge, a support transfer) is where it belongs now (IAP-011 and IAP-012 hold the same).
             if let moved = c.transferredCredit(to: credit, from: expected.accounts, among: credits) {
@@ -410,6 +410,12 @@ struct ClaimVerdictJudge {
                 v.action = "Credit \(v.paidBy ?? "the payer") and reverse credit \(credit.creditID) of \(receiver)."
             }
             return v
+        }
+        // The credit matched a token the receiver held when it was made, though Apple's record names another
+        // account's now (Set App Account Token after an account merge): say so.
+        if !familyShared, let change = tokenChangeNote(t, credit: credit) {
+            notes.append(change)
+            lookAlike = lookAlike ?? "account-transfer"
         }
         if let creditedProduct = credit.productID, let appleProduct = t.productID, creditedProduct != appleProduct {
             var v = make(
@@ -586,10 +592,13 @@ struct ClaimVerdictJudge {
         return v
     }
 
-    /// The accounts that should have received a transaction's credit and why, when `receiver` is not among
+    /// The accounts that should have received `credit` of a transaction and why, when its account is not among
     /// them (`nil` when the receiver is right or nothing says who should be).
-    func expectedReceivers(_ t: LookupEvidence.Transaction, receiver: String) -> (accounts: Set<String>, why: String)? {
+    func expectedReceivers(_ t: LookupEvidence.Transaction, credit: LookupEvidence.Credit) -> (
+        accounts: Set<String>, why: String
+    )? {
         let c = context
+        let receiver = credit.userID ?? "?"
         var checks: [(Set<String>, String)] = []
         if t.productType == "Non-Consumable", let original = c.originalPurchase(of: t),
             let payer = c.payer(of: original.transactionID)
@@ -607,14 +616,18 @@ struct ClaimVerdictJudge {
             }
             // A token no account record names is the token of every account whose orders carry it (as IAP-012
             // holds): the credited account's own orders with it make it no one else's, even when other accounts
-            // share it (IAP-013's to report; see `tokenSharedVerdict`).
-            if let token = t.appAccountToken?.lowercased(), let owners = c.tokenOwners[token], !owners.isEmpty,
+            // share it (IAP-013's to report; see `tokenSharedVerdict`). A token the receiver owned on a copy
+            // received by the credit makes the credit its own, whatever token Apple's later copies carry.
+            if c.copyOwnedAtCredit(t, credit: credit) == nil, let token = t.appAccountToken?.lowercased(),
+                let owners = c.tokenOwners[token], !owners.isEmpty,
                 c.tokenUse.known.contains(token) || c.tokenUse.holders[token]?.contains(receiver) != true
             {
                 checks.append((owners, "Its app account token belongs to \(owners.sorted().joined(separator: ", "))."))
             }
+            // A renewal Apple gave the receiver's token (not the buyer's) is the receiver's subscription now.
             if orderUsers.isEmpty, let original = c.originalPurchase(of: t),
-                let payer = c.payer(of: original.transactionID)
+                let payer = c.payer(of: original.transactionID),
+                tokenMoved(t, from: payer.user, to: credit) == nil
             {
                 checks.append(([payer.user], "\(payer.user) bought original transaction \(original.transactionID)."))
             }

@@ -301,6 +301,27 @@ struct LookupContext {
         return nil
     }
 
+    /// Whether `user` owns app account token `token` (lower-cased), as IAP-012 holds: the account the accounts
+    /// source gives it, else every account whose orders carry it.
+    func owns(_ user: String, token: String) -> Bool {
+        if tokenUse.known.contains(token) { return tokenOwners[token]?.contains(user) == true }
+        return tokenUse.holders[token]?.contains(user) == true || tokenOwners[token]?.contains(user) == true
+    }
+
+    /// A verified copy of `t` received at or before `credit` whose app account token the credited account owns:
+    /// the credit was the token owner's when it was made, whatever token Apple's later copies carry (the
+    /// developer may set another with Set App Account Token, as after an account merge). The rule side (IAP-012)
+    /// is to judge by the same principle.
+    func copyOwnedAtCredit(_ t: LookupEvidence.Transaction, credit: LookupEvidence.Credit) -> LookupEvidence.Sighting? {
+        guard let receiver = credit.userID, let granted = credit.creditedAt else { return nil }
+        return sightings(t.transactionID).first { s in
+            guard s.verification == "verified", let received = s.receivedAt, received <= granted,
+                let token = s.appAccountToken?.lowercased()
+            else { return false }
+            return owns(receiver, token: token)
+        }
+    }
+
     /// Apple ends the old plan's transaction and starts the new plan's at the same moment; a little slack.
     static let upgradeMillis: Int64 = 3_600_000
 

@@ -63,6 +63,9 @@ public struct LookupEvidence: Sendable, Hashable, Codable {
         public var verificationReason: String?
         public var verificationDetail: String?
         public var anomalies: String?
+        /// The app account token this copy carried (Apple's later copies may carry another one: the developer
+        /// can set it with Set App Account Token).
+        public var appAccountToken: String? = nil
     }
 
     /// A row of the `orders` view.

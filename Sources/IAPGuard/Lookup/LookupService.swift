@@ -382,9 +382,11 @@ public struct LookupService {
             transactionIDs: credited, orderIDs: OrderedIDs(orderIDs + evidence.orders.map(\.orderID)).values)
         evidence.notifications = try reader.notifications(transactionIDs: all)
         evidence.refunds = try reader.refunds(transactionIDs: all)
+        // The tokens copies carried too: a copy received before a credit may carry a token Apple's record no
+        // longer does.
         let tokens = Set(
-            (evidence.transactions.compactMap(\.appAccountToken) + evidence.orders.compactMap(\.appAccountToken))
-                .map { $0.lowercased() })
+            (evidence.transactions.compactMap(\.appAccountToken) + evidence.orders.compactMap(\.appAccountToken)
+                + evidence.sightings.compactMap(\.appAccountToken)).map { $0.lowercased() })
         var context = LookupContext(
             evidence: evidence, now: now, graceMillis: graceHours * 3_600_000, catalogUnits: try reader.catalogUnits(),
             apps: try reader.apps(),

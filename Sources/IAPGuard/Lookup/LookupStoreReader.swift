@@ -80,7 +80,7 @@ struct LookupStoreReader {
             """
             SELECT sighting_id, transaction_id, original_transaction_id, product_id, bundle_id, environment,
                    source_kind, source_name, source_ref, receipt_status, submitted_by_user_id, submitted_order_id,
-                   received_at, verification, verification_reason, verification_detail, anomalies
+                   received_at, verification, verification_reason, verification_detail, anomalies, app_account_token
             FROM sightings WHERE transaction_id IN \(list)
             ORDER BY received_at, source_name, source_ref, sighting_id
             """, p
@@ -94,7 +94,8 @@ struct LookupStoreReader {
                 submittedByUserID: r.text("submitted_by_user_id"), submittedOrderID: r.text("submitted_order_id"),
                 receivedAt: r.int("received_at"), verification: r.text("verification") ?? "unverified",
                 verificationReason: r.text("verification_reason"), verificationDetail: r.text("verification_detail"),
-                anomalies: r.text("anomalies").flatMap { $0.isEmpty ? nil : $0 })
+                anomalies: r.text("anomalies").flatMap { $0.isEmpty ? nil : $0 },
+                appAccountToken: r.text("app_account_token"))
         }
     }
 

@@ -234,6 +234,22 @@ struct LookupTestWorld {
         }
     }
 
+    /// Another copy of transaction `tx` (already added by ``purchase``), received at `at` and signed a second
+    /// before, as `change` makes it (Apple's later copy of the same transaction, say with a new token).
+    mutating func copy(of tx: String, receivedAt at: Int64, change: (inout AppleTransaction) -> Void) {
+        guard var sighting = batch.sightings.first(where: { $0.transaction.transactionID == tx }) else { return }
+        payloadCounter += 1
+        change(&sighting.transaction)
+        sighting.transaction.signedDate = at - 1000
+        sighting.sourceRef = "data/transactions.jsonl:\(payloadCounter)"
+        sighting.payloadHash = "hash-\(payloadCounter)"
+        sighting.receiptKey = "key-\(payloadCounter)"
+        sighting.submittedByUserID = nil
+        sighting.submittedOrderID = nil
+        sighting.receivedAt = at
+        batch.sightings.append(sighting)
+    }
+
     mutating func order(
         _ id: String, user: String, tx: String?, product: String, at: Int64, status: String = "credited",
         token: String? = nil, storefront: String = "USA"
