@@ -218,12 +218,14 @@ struct ClaimVerdictJudge {
 
         // A Family Sharing copy no one credited: the member's access, not a payment (as IAP-014 holds).
         if standing.isEmpty, familyShared {
-            let purchase = c.originalPurchase(of: t)
+            let purchase = c.organiserPurchase(of: t)
             let organiser = purchase.flatMap { c.payer(of: $0.transactionID)?.user }
             var v = make(
                 .familyShared,
                 "Family Sharing copy, nothing owed: transaction \(transactionID) gives a family member access to \(product) bought by \(organiser ?? "the family organiser")\(purchase.map { " (transaction \($0.transactionID))" } ?? ""); it was not a payment."
             )
+            // The member who got the copy did not pay for it.
+            v.paidBy = organiser
             v.lookAlike = "family-sharing"
             v.details = notes
             return v
@@ -488,8 +490,9 @@ struct ClaimVerdictJudge {
             }
         }
         if familyShared {
-            let organiser = c.originalPurchase(of: t).flatMap { c.payer(of: $0.transactionID)?.user }
-            if let organiser { v.paidBy = organiser }
+            // The organiser's own purchase, when the store links it; the member who got the copy did not pay.
+            let organiser = c.organiserPurchase(of: t).flatMap { c.payer(of: $0.transactionID)?.user }
+            v.paidBy = organiser
             notes.append(
                 "Family sharing: \(organiser.map { "bought by \($0), " } ?? "")shared with \(receiver) by Apple; not a mis-credit."
             )

@@ -284,6 +284,13 @@ struct LookupContext {
         return familyByOriginal[original]?.first { $0.inAppOwnershipType != "FAMILY_SHARED" && $0 != t }
     }
 
+    /// The purchase a Family Sharing copy shares: its original purchase when that is the organiser's own, not
+    /// itself a family copy. A member's copies carry an original id of their own, so it is often unknown.
+    func organiserPurchase(of t: LookupEvidence.Transaction) -> LookupEvidence.Transaction? {
+        guard let purchase = originalPurchase(of: t), purchase.inAppOwnershipType != "FAMILY_SHARED" else { return nil }
+        return purchase
+    }
+
     /// A standing credit one of `accounts` already holds for what transaction `t` grants: of `t` itself, or,
     /// for a non-consumable, of its original purchase or another copy of it (a restore unlocks the same thing).
     /// Such an account is not to be credited again.

@@ -99,4 +99,31 @@ import Testing
         #expect(result.verdicts.map(\.code) == [.unverifiable])
         #expect(result.verdicts.first?.headline.contains("without any Apple transaction") == true)
     }
+
+    /// A family member's own Family Sharing copies (their own original id, no order), credited each period:
+    /// the member did not buy them.
+    @Test func aFamilyMembersRenewalNamesTheMemberOnlyAsTheOneItIsSharedWith() throws {
+        let world = try Self.world { w in
+            w.purchase(
+                "1000000000001601", user: "u-organiser", order: "o-organiser", at: Self.now - 40 * Self.day,
+                product: LookupTestWorld.monthly, price: 9990, expires: Self.now - 10 * Self.day)
+            for (tx, at) in [
+                ("1000000000001611", Self.now - 40 * Self.day), ("1000000000001612", Self.now - 10 * Self.day),
+            ] {
+                w.purchase(
+                    tx, user: nil, order: nil, at: at, product: LookupTestWorld.monthly, original: "1000000000001611",
+                    price: 9990, ownership: "FAMILY_SHARED", reason: tx.hasSuffix("1") ? "PURCHASE" : "RENEWAL",
+                    expires: at + 30 * Self.day, submittedBy: "u-member")
+                w.credit(
+                    "c-\(tx)", tx: tx, order: nil, user: "u-member", at: at + 60_000,
+                    product: LookupTestWorld.monthly, units: 30)
+            }
+        }
+        let v = try #require(try world.lookup("1000000000001612", kind: .transaction).verdicts.first)
+        #expect(v.code == .paidAndCredited)
+        #expect(v.lookAlike == "family-sharing")
+        #expect(v.details.contains { $0.contains("shared with u-member") })
+        #expect(!v.details.contains { $0.contains("bought by u-member") })
+        #expect(v.paidBy != "u-member")
+    }
 }
