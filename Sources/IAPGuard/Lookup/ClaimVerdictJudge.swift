@@ -621,11 +621,22 @@ struct ClaimVerdictJudge {
             // holds): the credited account's own orders with it make it no one else's, even when other accounts
             // share it (IAP-013's to report; see `tokenSharedVerdict`). A token the receiver owned on a copy
             // received by the credit makes the credit its own, whatever token Apple's later copies carry.
+            // A token the accounts source gives several accounts names the holder that ordered or submitted the
+            // purchase (as IAP-012 holds): a client that sets one token per device.
             if c.copyOwnedAtCredit(t, credit: credit) == nil, let token = t.appAccountToken?.lowercased(),
                 let owners = c.tokenOwners[token], !owners.isEmpty,
                 c.tokenUse.known.contains(token) || c.tokenUse.holders[token]?.contains(receiver) != true
             {
-                checks.append((owners, "Its app account token belongs to \(owners.sorted().joined(separator: ", "))."))
+                if let holder = c.holderOfSharedToken(t, owners: owners) {
+                    checks.append(
+                        (
+                            [holder],
+                            "Its app account token is held by \(owners.sorted().joined(separator: ", ")); \(holder) ordered or submitted the purchase."
+                        ))
+                } else {
+                    checks.append(
+                        (owners, "Its app account token belongs to \(owners.sorted().joined(separator: ", "))."))
+                }
             }
             // A renewal Apple gave the receiver's token (not the buyer's) is the receiver's subscription now.
             if orderUsers.isEmpty, let original = c.originalPurchase(of: t),

@@ -121,9 +121,14 @@ struct LookupContext {
         }
         // A shared token's first user did not pay for the other accounts' purchases.
         if let t = transactionsByID[transactionID], sharedToken(of: t) == nil,
-            let token = t.appAccountToken?.lowercased(), let owner = tokenOwners[token]?.sorted().first
+            let token = t.appAccountToken?.lowercased(), let owners = tokenOwners[token],
+            let owner = holderOfSharedToken(t, owners: owners) ?? owners.sorted().first
         {
-            return (owner, "owns the app account token")
+            return (
+                owner,
+                owners.count >= 2
+                    ? "holds the app account token and submitted the purchase" : "owns the app account token"
+            )
         }
         if let sighting = sightings(transactionID).first(where: { $0.submittedByUserID != nil }),
             let user = sighting.submittedByUserID
@@ -131,6 +136,17 @@ struct LookupContext {
             return (user, "submitted the receipt")
         }
         return nil
+    }
+
+    /// Of a token the accounts source gives several accounts (a client that sets one token per device), the
+    /// holder that ordered the purchase (its earliest order), else the one that submitted it first, as IAP-012
+    /// holds; `nil` when the token has one owner or no holder did either.
+    func holderOfSharedToken(_ t: LookupEvidence.Transaction, owners: Set<String>) -> String? {
+        guard owners.count >= 2 else { return nil }
+        let ordered = orders(t.transactionID).sorted { ($0.createdAt ?? .max) < ($1.createdAt ?? .max) }
+        if let user = ordered.compactMap(\.userID).first(where: owners.contains) { return user }
+        let copies = sightings(t.transactionID).sorted { ($0.receivedAt ?? .max) < ($1.receivedAt ?? .max) }
+        return copies.compactMap(\.submittedByUserID).first(where: owners.contains)
     }
 
     /// A transaction's app account token when several accounts share it: no account record names it and the
@@ -325,6 +341,10 @@ struct LookupContext {
             guard s.verification == "verified", let received = s.receivedAt, received <= granted,
                 let token = s.appAccountToken?.lowercased()
             else { return false }
+            // A token several accounts hold is the purchase's orderer's or submitter's (IAP-012 holds the same).
+            if let owners = tokenOwners[token], let holder = holderOfSharedToken(t, owners: owners) {
+                return holder == receiver
+            }
             return owns(receiver, token: token)
         }
     }

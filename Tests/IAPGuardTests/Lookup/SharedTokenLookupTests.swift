@@ -79,4 +79,29 @@ import Testing
         #expect(judged.verdict.action == "Credit u-victim and reverse credit c-thief of u-thief.")
         #expect(judged.flagged)
     }
+
+    /// A client that sets one token per device: the accounts source gives u-sister and u-brother the same token.
+    /// u-sister pays and submits the purchase; u-brother is credited. u-brother's own submitted purchase is his.
+    @Test func aTokenTheAccountsSourceGivesTwoAccountsNamesTheHolderThatSubmittedThePurchase() throws {
+        var w = try LookupTestWorld()
+        let device = "EFEFEFEF-0000-4000-8000-000000000009"
+        w.account("u-sister", token: device)
+        w.account("u-brother", token: device)
+        w.purchase(
+            "1000000000003021", user: nil, order: nil, at: Self.now - 6 * Self.day, token: device,
+            submittedBy: "u-sister")
+        w.credit("c-3021", tx: "1000000000003021", order: nil, user: "u-brother", at: Self.now - 6 * Self.day + 60_000)
+        w.purchase(
+            "1000000000003022", user: nil, order: nil, at: Self.now - 5 * Self.day, token: device,
+            submittedBy: "u-brother")
+        w.credit("c-3022", tx: "1000000000003022", order: nil, user: "u-brother", at: Self.now - 5 * Self.day + 60_000)
+        try w.commit(runRules: true)
+        let sisters = try LookAlikeLookupTests.judged(w, "1000000000003021", rules: ["IAP-012"])
+        #expect(sisters.verdict.code == .misCredit, "\(sisters.verdict.headline)")
+        #expect(sisters.verdict.paidBy == "u-sister" && sisters.verdict.creditedTo == ["u-brother"])
+        #expect(sisters.flagged)
+        let his = try LookAlikeLookupTests.judged(w, "1000000000003022", rules: ["IAP-012"])
+        #expect(his.verdict.code == .paidAndCredited, "\(his.verdict.headline)")
+        #expect(!his.flagged)
+    }
 }
