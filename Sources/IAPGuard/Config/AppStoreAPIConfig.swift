@@ -263,10 +263,21 @@ extension ConfigReader {
             }
             policy.maxAttempts = Int(attempts)
         }
-        if let ms = try integer(map, "base_delay_ms", at: at) { policy.baseDelay = Double(max(0, ms)) / 1000 }
-        if let ms = try integer(map, "max_delay_ms", at: at) { policy.maxDelay = Double(max(0, ms)) / 1000 }
-        if let s = try integer(map, "max_retry_after_s", at: at) { policy.maxRetryAfter = Double(max(0, s)) }
+        // Bounded to a day: a larger wait is a typo, and seconds become whole numbers in messages.
+        if let ms = try bounded(map, "base_delay_ms", at: at, max: 86_400_000) { policy.baseDelay = Double(ms) / 1000 }
+        if let ms = try bounded(map, "max_delay_ms", at: at, max: 86_400_000) { policy.maxDelay = Double(ms) / 1000 }
+        if let s = try bounded(map, "max_retry_after_s", at: at, max: 86_400) { policy.maxRetryAfter = Double(s) }
         return policy
+    }
+
+    /// A whole number from 0 to `max` (a negative value reads as 0, as before the bound).
+    private func bounded(_ map: [String: Any], _ key: String, at: String, max limit: Int64) throws -> Int64? {
+        guard let value = try integer(map, key, at: at) else { return nil }
+        guard value <= limit else {
+            throw ConfigError(
+                file: file, key: "\(at).\(key)", message: "expected a whole number from 0 to \(limit), found \(value)")
+        }
+        return max(0, value)
     }
 
     private func positiveNumber(_ map: [String: Any], _ key: String, at: String) throws -> Double? {

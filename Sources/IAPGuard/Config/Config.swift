@@ -92,6 +92,11 @@ public struct Config: Sendable {
         "rewind_horizon_days",
     ]
 
+    /// The largest `lookback_hours` (ten years).
+    static let maxLookbackHours: Int64 = 87_600
+    /// The largest `rewind_horizon_days` (ten years).
+    static let maxRewindHorizonDays: Int64 = 3_650
+
     /// The most YAML values (scalars, lists, mappings, aliases expanded) a config file may hold.
     static let maxYAMLNodes = 100_000
 
@@ -212,8 +217,14 @@ public struct Config: Sendable {
             throw ConfigError(file: path, key: "sources", message: "the source name '\(source.name)' is used twice")
         }
         let lookback = try reader.integer(top, "lookback_hours", at: nil) ?? 72
-        guard lookback >= 0 else {
-            throw ConfigError(file: path, key: "lookback_hours", message: "expected a whole number of hours, 0 or more")
+        // Hours and days become milliseconds in the window and undo arithmetic: the bounds keep that far from
+        // Int64's limit (a larger value once trapped the run after ingest) and are beyond any real need.
+        guard (0...Self.maxLookbackHours).contains(lookback) else {
+            throw ConfigError(
+                file: path, key: "lookback_hours",
+                message:
+                    "expected a whole number of hours from 0 to \(Self.maxLookbackHours) (ten years), found \(lookback)"
+            )
         }
         var config = Config(
             file: file,
@@ -224,9 +235,12 @@ public struct Config: Sendable {
             testers: testers, ruleParams: ruleParams, sources: sources, lookbackHours: lookback,
             hash: hash ?? Hashing.sha256Hex(text))
         let horizon = try reader.integer(top, "rewind_horizon_days", at: nil) ?? 30
-        guard horizon >= 1 else {
+        guard (1...Self.maxRewindHorizonDays).contains(horizon) else {
             throw ConfigError(
-                file: path, key: "rewind_horizon_days", message: "expected a whole number of days, 1 or more")
+                file: path, key: "rewind_horizon_days",
+                message:
+                    "expected a whole number of days from 1 to \(Self.maxRewindHorizonDays) (ten years), found \(horizon)"
+            )
         }
         config.rewindHorizonDays = horizon
         config.appStoreAPI = try reader.appStoreAPI(top["app_store_api"], apps: apps)

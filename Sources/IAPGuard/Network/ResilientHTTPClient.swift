@@ -73,7 +73,7 @@ public struct ResilientHTTPClient: Sendable {
             if let serverDelay {
                 guard serverDelay <= policy.maxRetryAfter else {
                     lastProblem +=
-                        " (Retry-After \(Int(serverDelay)) s exceeds the \(Int(policy.maxRetryAfter)) s limit)"
+                        " (Retry-After \(Self.wholeSeconds(serverDelay)) s exceeds the \(Self.wholeSeconds(policy.maxRetryAfter)) s limit)"
                     break
                 }
                 delay = serverDelay
@@ -99,5 +99,10 @@ public struct ResilientHTTPClient: Sendable {
         }
         if response.status >= 500 { return .retry(reason: "HTTP \(response.status)", after: nil) }
         return .accept
+    }
+
+    /// `seconds` as a whole number for a message; a server's `Retry-After` may be far beyond `Int`'s range.
+    static func wholeSeconds(_ seconds: TimeInterval) -> String {
+        seconds < 1e15 ? String(Int(seconds)) : String(format: "%.3g", seconds)
     }
 }

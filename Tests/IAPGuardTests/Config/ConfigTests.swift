@@ -155,3 +155,42 @@ import Testing
         #expect(Config.line(ofKeyPath: "rule_params.IAP-999", in: text) == 1)
     }
 }
+
+@Suite struct ConfigRangeTests {
+    let file = URL(fileURLWithPath: "/etc/iapguard/iapguard.yml")
+    let base = "apps: [{bundle_id: com.example}]\nsources: [{name: o, kind: orders, format: csv, path: orders.csv}]\n"
+
+    /// Hours and days are multiplied into milliseconds: a value near Int64's limit once trapped the run.
+    @Test(arguments: [
+        ("rewind_horizon_days: 9223372036854775807\n", "rewind_horizon_days"),
+        ("rewind_horizon_days: 106751991168\n", "rewind_horizon_days"),
+        ("rewind_horizon_days: 3651\n", "rewind_horizon_days"),
+        ("lookback_hours: 9223372036854775807\n", "lookback_hours"),
+        ("lookback_hours: 87601\n", "lookback_hours"),
+    ])
+    func aTimeSpanTooLargeToCountInMillisecondsIsABadConfigNamingItsLineAndKey(line: String, key: String) throws {
+        let error = try #require(throws: ConfigError.self) { try Config.parse(base + line, file: file) }
+        #expect(error.key == key)
+        #expect(error.description.hasPrefix("/etc/iapguard/iapguard.yml:3: \(key): expected a whole number"))
+    }
+
+    @Test func theLargestAllowedTimeSpansAreAccepted() throws {
+        let config = try Config.parse(base + "lookback_hours: 87600\nrewind_horizon_days: 3650\n", file: file)
+        #expect(config.lookbackHours == 87_600)
+        #expect(config.rewindHorizonDays == 3_650)
+    }
+
+    @Test(arguments: ["base_delay_ms: 9223372036854775807", "max_delay_ms: 86400001", "max_retry_after_s: 86401"])
+    func aRetryDelayBeyondADayIsABadConfigNamingTheKey(setting: String) throws {
+        let text =
+            base + "app_store_api:\n  - {name: a, issuer_id: i, key_id: K, key_file: k.p8, retry: {\(setting)}}\n"
+        let error = try #require(throws: ConfigError.self) { try Config.parse(text, file: file) }
+        let key = String(setting.prefix { $0 != ":" })
+        #expect(error.key == "app_store_api[0].retry.\(key)")
+    }
+
+    @Test func aRetryAfterBeyondIntIsNamedWithoutTrapping() {
+        #expect(ResilientHTTPClient.wholeSeconds(1e30) == "1e+30")
+        #expect(ResilientHTTPClient.wholeSeconds(120) == "120")
+    }
+}
