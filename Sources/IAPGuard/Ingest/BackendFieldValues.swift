@@ -41,15 +41,45 @@ struct BackendFieldValues<Field: BackendField> {
         return value
     }
 
-    /// An id: its text, refused when a spreadsheet has turned it into a number (``isSpreadsheetNumber(_:)``).
+    /// An id: its text, refused when a spreadsheet has turned it into a number (``isSpreadsheetNumber(_:)``)
+    /// or when it holds an invisible character (``invisibleCharacter(in:)``).
     func id(_ field: Field) throws -> String? {
         guard let value = text(field) else { return nil }
+        if let (scalar, position) = Self.invisibleCharacter(in: value) {
+            throw RecordError(
+                "\(field.name): contains the invisible character \(Self.describe(scalar)) at character \(position) "
+                    + "(an id is printable text; it would not match the same id elsewhere)")
+        }
         if Self.isSpreadsheetNumber(value) {
             throw RecordError(
                 "\(field.name): \"\(value.prefix(40))\" is a number as a spreadsheet shows it (digits lost); "
                     + "export ids as text")
         }
         return value
+    }
+
+    /// The first control, format or line-separator character of `text` and its 1-based position: a byte order
+    /// mark left mid-file by concatenated exports, a zero-width space, a bidi override, ESC or CR. Such an id
+    /// looks like another one but never joins it, which made false findings.
+    static func invisibleCharacter(in text: String) -> (Unicode.Scalar, Int)? {
+        // Printable ASCII is the common case; only other bytes need the Unicode properties.
+        guard text.utf8.contains(where: { $0 < 0x20 || $0 >= 0x7F }) else { return nil }
+        for (offset, scalar) in text.unicodeScalars.enumerated() where TerminalText.isInvisible(scalar) {
+            return (scalar, offset + 1)
+        }
+        return nil
+    }
+
+    /// `U+FEFF (byte order mark)`: how an invisible character is named in a record error.
+    static func describe(_ scalar: Unicode.Scalar) -> String {
+        let hex = String(scalar.value, radix: 16, uppercase: true)
+        let code = "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+        let names: [UInt32: String] = [
+            0xFEFF: "byte order mark", 0x200B: "zero-width space", 0x200C: "zero-width non-joiner",
+            0x200D: "zero-width joiner", 0x2060: "word joiner", 0x1B: "escape", 0x0D: "carriage return",
+            0x0A: "line feed", 0x09: "tab", 0x202E: "right-to-left override", 0x00AD: "soft hyphen",
+        ]
+        return names[scalar.value].map { "\(code) (\($0))" } ?? code
     }
 
     /// Digits in scientific notation (`2.000001E+15`) or with a zero fraction (`2000000512345678.0`): what
@@ -104,6 +134,23 @@ struct BackendFieldValues<Field: BackendField> {
             throw RecordError("\(field.name): expected a whole number, found \"\(value.prefix(40))\"")
         }
         return i
+    }
+
+    /// A country or storefront: its ISO 3166-1 alpha-3 code (an alpha-2 code is mapped, as Apple's storefronts
+    /// are alpha-3); anything else is refused, since a home of `AR` never equals a storefront of `ARG`.
+    func country(_ field: Field) throws -> String? {
+        guard let value = text(field) else { return nil }
+        guard let code = CountryCode.alpha3(value.uppercased()) else {
+            throw RecordError(
+                "\(field.name): \"\(Self.printable(value.prefix(40)))\" is not an ISO 3166-1 country code "
+                    + "(expected alpha-3 like USA, or alpha-2 like US)")
+        }
+        return code
+    }
+
+    /// `text` with control and format characters shown as `\u{…}`, for a record error that quotes input.
+    static func printable(_ text: some StringProtocol) -> String {
+        TerminalText.escaped(text)
     }
 
     func time(_ field: Field) throws -> Int64? {

@@ -96,9 +96,10 @@ public enum BackendRowMapper {
 
     static func user(_ row: BackendFieldValues<UserField>) throws -> UserAccount {
         try row.rejectNUL()
-        guard let id = row.text(.userID) else { throw RecordError("user_id: missing") }
+        // The same id checks as orders and credits: the ids must join.
+        guard let id = try row.id(.userID) else { throw RecordError("user_id: missing") }
         var u = UserAccount(userID: id)
-        u.country = row.text(.country)?.uppercased()
+        u.country = try row.country(.country)
         u.appAccountToken = row.text(.appAccountToken)?.lowercased()
         u.applicationUsername = row.text(.applicationUsername)
         u.createdAt = try row.time(.createdAt)
@@ -145,8 +146,8 @@ public enum BackendRowMapper {
             o.price = milli
         }
         o.currency = row.text(.currency)?.uppercased()
-        o.storefront = row.text(.storefront)?.uppercased()
-        o.userCountry = row.text(.userCountry)?.uppercased()
+        o.storefront = try row.country(.storefront)
+        o.userCountry = try row.country(.userCountry)
         guard let createdAt = try row.time(.createdAt) else {
             throw RecordError("created_at: missing (an order has a creation time)")
         }
