@@ -45,6 +45,8 @@ public struct SourceHealth: Sendable {
     public private(set) var deliveries: [Delivery] = []
     /// Whether the source was read at all in this run (a database or server source always is).
     public private(set) var wasRead = false
+    /// The source's folder, when it held no file to read (nothing read, nothing skipped as unchanged).
+    public private(set) var emptyFolder: String?
     /// Per field the rules need: how many good records carried it.
     private var present: [String: Int] = [:]
 
@@ -85,6 +87,11 @@ public struct SourceHealth: Sendable {
     /// Whether ``verdict(hadEarlierRecords:)`` needs to know about earlier records (an empty delivery).
     public var needsEarlierRecords: Bool {
         wasRead && good + bad == 0
+    }
+
+    /// Notes that the source's folder held no file: as silent a gap as a 0-byte file.
+    public mutating func foundEmptyFolder(_ path: String) {
+        emptyFolder = path
     }
 
     /// Notes one file the ingest read.
@@ -131,7 +138,10 @@ public struct SourceHealth: Sendable {
                 warnings.append("delivered 0 records (header only: \(headerOnly.joined(separator: ", ")))")
             }
         }
-        if let minimum = source.minRecords, wasRead, good < minimum {
+        if let folder = emptyFolder, total == 0 {
+            warnings.append("delivered 0 records (the folder holds no file: \(folder))")
+        }
+        if let minimum = source.minRecords, wasRead || emptyFolder != nil, good < minimum {
             errors.append("delivered \(good) records, fewer than min_records (\(minimum))")
         }
         return (errors, warnings)

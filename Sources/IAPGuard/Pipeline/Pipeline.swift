@@ -346,6 +346,12 @@ public struct Pipeline {
                 fileDone: { _ in CrashPoint.shared.reached("ingest") }, delivered: { health.delivered($0) })
             try store.commitWriteGroup()
             counts = counts + skipped
+            // A folder that holds no file delivered nothing, which a 0-byte file would have warned about.
+            if source.format != .postgres, health.deliveries.isEmpty, skipped.filesSkipped == 0,
+                (try? ingestor.files())?.isEmpty == true
+            {
+                health.foundEmptyFolder(source.path.path)
+            }
         } catch let error as SourceError {
             failure = error.description
         } catch is StopRequested {

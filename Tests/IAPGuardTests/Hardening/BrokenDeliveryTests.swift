@@ -164,3 +164,29 @@ import Testing
             quarantine.first?.reason == "user_id: invalid UTF-8 or a NUL byte in the database's text", "\(quarantine)")
     }
 }
+
+/// A source path that is a folder with no file in it delivers nothing, as a 0-byte file does: it warns on
+/// every run (the first one too), and `min_records` makes it an error.
+@Suite struct EmptySourceFolderTests {
+    @Test func anEmptySourceFolderWarnsAsAnEmptyFileDoes() throws {
+        let world = try IngestTestWorld()
+        let folder = world.directory.appendingPathComponent("data/orders")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let first = try world.run(
+            try world.config(sources: ["{name: orders, kind: orders, format: csv, path: data/orders}"]))
+        #expect(first.status == "ok")
+        #expect(
+            first.warnings == ["source orders: delivered 0 records (the folder holds no file: \(folder.path))"],
+            "\(first.warnings)")
+        let strict = try world.run(
+            try world.config(sources: ["{name: orders, kind: orders, format: csv, path: data/orders, min_records: 1}"]))
+        #expect(strict.errors.contains { $0.contains("delivered 0 records, fewer than min_records (1)") })
+        // A folder whose only file is unchanged since the last run is not empty.
+        try Data("order_id,user_id,created_at\no-1,u-1,1767225600000\n".utf8).write(
+            to: folder.appendingPathComponent("a.csv"))
+        let source = ["{name: orders, kind: orders, format: csv, path: data/orders}"]
+        _ = try world.run(try world.config(sources: source))
+        let unchanged = try world.run(try world.config(sources: source))
+        #expect(unchanged.warnings.isEmpty, "\(unchanged.warnings)")
+    }
+}
