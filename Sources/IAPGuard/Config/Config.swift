@@ -176,8 +176,13 @@ public struct Config: Sendable {
             throw ConfigError(file: path, key: "reference_currency", message: "expected an ISO 4217 code like USD")
         }
         let fx = try reader.string(top, "fx_rates", at: nil).map(reader.resolve)
-        if let fx, !FileManager.default.fileExists(atPath: fx.path) {
+        var fxIsFolder: ObjCBool = false
+        if let fx, !FileManager.default.fileExists(atPath: fx.path, isDirectory: &fxIsFolder) {
             throw ConfigError(file: path, key: "fx_rates", message: "no such file: \(fx.path)")
+        }
+        if let fx, fxIsFolder.boolValue {
+            throw ConfigError(
+                file: path, key: "fx_rates", message: "\(fx.path) is a folder; fx_rates names one CSV file")
         }
         let trust = try reader.stringList(top, "trust", at: nil).map(reader.resolve)
         let trustApple = try reader.bool(top, "trust_apple_root", at: nil) ?? true

@@ -34,6 +34,8 @@ public enum FXRateFile {
         /// `CUR on YYYY-MM-DD` (or the line, when the row is unreadable) for every rate that is missing
         /// because its row was bad or in conflict.
         public var lacking: [String] = []
+        /// The records after the header, good and bad.
+        public var rows = 0
     }
 
     /// Parses the file; a bad row is an error naming the line (the strict form of ``read(_:source:)``).
@@ -50,6 +52,68 @@ public enum FXRateFile {
     /// and the rest is read; two different rates for one currency and day are a conflict naming both lines
     /// (neither rate is used). The same rate twice is one rate.
     public static func read(_ url: URL, source: String) throws -> Contents {
+        try checkReadable(url)
+        return try readRows(url, source: source)
+    }
+
+    /// Reads the configured snapshot (``read(_:source:)``) for a run. The file replaces every stored rate, so
+    /// one that gives no rate (empty, header only) or mostly bad rows (more than half, as a source's default
+    /// `max_bad_share`) throws too: loaded, it would quietly leave IAP-008 without the rates it compares.
+    public static func readSnapshot(_ url: URL, source: String) throws -> Contents {
+        let name = url.lastPathComponent
+        let contents = try read(url, source: source)
+        if contents.rows == 0 {
+            let size = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? Int
+            throw SourceError(
+                source: "fx_rates",
+                message: size == 0
+                    ? "\(name): the file is empty (no header, no rate); every FX rate would be gone"
+                    : "\(name): the header has no row after it (no rate); every FX rate would be gone")
+        }
+        let bad = contents.badRows.count
+        if bad * 2 > contents.rows, let first = contents.badRows.first {
+            let percent = Int((Double(bad) * 100 / Double(contents.rows)).rounded())
+            throw SourceError(
+                source: "fx_rates",
+                message:
+                    "\(bad) of \(contents.rows) rows (\(percent) %) of \(name) are bad, above the 50 % limit "
+                    + "(first: \(first.location): \(first.reason))")
+        }
+        return contents
+    }
+
+    /// Refuses what cannot be read as CSV text before reading it, naming the file: a folder, a compressed or
+    /// UTF-16 file (read as text, each would be a row of binary, `NUL byte in field 1`).
+    static func checkReadable(_ url: URL) throws {
+        let name = url.lastPathComponent
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder) else {
+            throw SourceError(source: "fx_rates", message: "\(url.path): no such file")
+        }
+        guard !isFolder.boolValue else {
+            throw SourceError(source: "fx_rates", message: "\(url.path) is a folder; fx_rates names one CSV file")
+        }
+        do {
+            if let encoding = try SourceIngestor.utf16Encoding(of: url) {
+                throw SourceError(
+                    source: "fx_rates",
+                    message: "\(name): the file is UTF-16 (\(encoding) byte order mark); it must be UTF-8")
+            }
+            if let compression = try SourceIngestor.compression(of: url) {
+                throw SourceError(
+                    source: "fx_rates",
+                    message: "\(name): the file is \(compression)-compressed; it must be uncompressed UTF-8 text")
+            }
+        } catch let error as SourceError {
+            throw error
+        } catch {
+            throw SourceError(
+                source: "fx_rates", message: "\(url.path): cannot read the file (\(error.localizedDescription))")
+        }
+    }
+
+    /// Reads the rows (the file was checked by ``checkReadable(_:)``).
+    static func readRows(_ url: URL, source: String) throws -> Contents {
         var contents = Contents()
         var header: [String]?
         var failure: Error?
@@ -84,6 +148,7 @@ public enum FXRateFile {
         }
         try CSVReader(url: url).forEachRecord { result in
             guard failure == nil else { return }
+            if header != nil { contents.rows += 1 }
             switch result {
             case .failure(let error):
                 guard header != nil else {
@@ -142,13 +207,31 @@ public enum FXRateFile {
                 let dayText = fields.first ?? ""
                 let currency = fields.count > 1 ? fields[1].uppercased() : ""
                 let known = TimeParser.rfc3339(dayText) != nil && Self.isCurrencyCode(currency)
-                guard fields.count == columns.count, let day = TimeParser.rfc3339(dayText),
-                    Self.isCurrencyCode(currency),
-                    let rate = Double(fields[2]), rate.isFinite, rate > 0
-                else {
+                let lacking = known ? "\(currency) on \(dayText)" : nil
+                // The reason names the field at fault and quotes it (control characters escaped).
+                func quoted(_ text: String) -> String {
+                    "\"" + BackendFieldValues<BackendRowMapper.UserField>.printable(text.prefix(40)) + "\""
+                }
+                guard fields.count == columns.count else {
                     bad(
-                        record.line, "expected YYYY-MM-DD,CUR,rate", raw,
-                        lacking: known ? "\(currency) on \(dayText)" : nil)
+                        record.line, "expected 3 fields (date,currency,per_eur), found \(fields.count)", raw,
+                        lacking: lacking)
+                    return
+                }
+                guard let day = TimeParser.rfc3339(dayText) else {
+                    bad(record.line, "date: expected YYYY-MM-DD, found \(quoted(dayText))", raw, lacking: nil)
+                    return
+                }
+                guard Self.isCurrencyCode(currency) else {
+                    bad(
+                        record.line, "currency: expected a 3-letter ISO 4217 code, found \(quoted(fields[1]))", raw,
+                        lacking: nil)
+                    return
+                }
+                guard let rate = Double(fields[2]), rate.isFinite, rate > 0 else {
+                    bad(
+                        record.line, "per_eur: expected a positive rate, found \(quoted(fields[2]))", raw,
+                        lacking: lacking)
                     return
                 }
                 accept(currency, day, fields[2], rate, line: record.line)

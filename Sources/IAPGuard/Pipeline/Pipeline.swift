@@ -196,13 +196,16 @@ public struct Pipeline {
     func loadReferenceData(_ store: any SQLBackedStore, summary: inout RunSummary) throws {
         var reference = config.referenceData
         if let fx = config.fxRatesFile {
-            let file = try FXRateFile.read(fx, source: fx.lastPathComponent)
+            let file = try FXRateFile.readSnapshot(fx, source: fx.lastPathComponent)
             reference.fxRates = file.rates
             if !file.badRows.isEmpty {
                 var batch = IngestBatch()
                 batch.quarantined = file.badRows
                 _ = try store.write(batch, runID: summary.runID)
-                let lacking = file.lacking.isEmpty ? "" : "; no rate for " + file.lacking.joined(separator: ", ")
+                // Bounded: a file of many bad rows would make one line of thousands of entries.
+                let shown = file.lacking.prefix(10).joined(separator: ", ")
+                let more = file.lacking.count > 10 ? " and \(file.lacking.count - 10) more" : ""
+                let lacking = file.lacking.isEmpty ? "" : "; no rate for " + shown + more
                 summary.warnings.append(
                     "fx_rates: \(file.badRows.count) bad row(s) quarantined (first: \(file.badRows[0].location): "
                         + "\(file.badRows[0].reason))\(lacking)")

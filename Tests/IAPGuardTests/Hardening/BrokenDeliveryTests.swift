@@ -126,7 +126,8 @@ import Testing
         #expect(summary.status == "ok", "\(summary.errors)")
         #expect(
             summary.warnings.contains {
-                $0.contains("rates.csv:3: expected YYYY-MM-DD,CUR,rate") && $0.contains("no rate for USD on 2026-01-05")
+                $0.contains(#"rates.csv:3: per_eur: expected a positive rate, found "one""#)
+                    && $0.contains("no rate for USD on 2026-01-05")
             },
             "\(summary.warnings)")
         #expect(try world.rows(config, "SELECT COUNT(*) FROM fx_rates") == [["2"]])

@@ -649,15 +649,15 @@ X = "fx"
 add(X, "wrong-header", "day,code,rate\n2026-01-01,USD,1.1\n", "fx-error", ":1: expected the header date,currency,per_eur")
 # One bad row is quarantined; the good rows are kept and the report names what lacks a rate.
 add(X, "bad-date", "date,currency,per_eur\n2026-01-01,USD,1.1\n01.02.2026,USD,1.1\n", "fx-bad-row",
-    ":3: expected YYYY-MM-DD,CUR,rate")
+    ":3: date: expected YYYY-MM-DD, found \"01.02.2026\"")
 add(X, "rate-text", "date,currency,per_eur\n2026-01-01,USD,one\n2026-01-01,GBP,0.8\n", "fx-bad-row",
-    ":2: expected YYYY-MM-DD,CUR,rate")
-add(X, "rate-zero", "date,currency,per_eur\n2026-01-01,USD,0\n", "fx-bad-row", ":2: expected YYYY-MM-DD,CUR,rate")
-add(X, "rate-negative", "date,currency,per_eur\n2026-01-01,USD,-1.1\n", "fx-bad-row", ":2: expected YYYY-MM-DD,CUR,rate")
-add(X, "rate-infinite", "date,currency,per_eur\n2026-01-01,USD,inf\n", "fx-bad-row", ":2: expected YYYY-MM-DD,CUR,rate")
-add(X, "rate-nan", "date,currency,per_eur\n2026-01-01,USD,nan\n", "fx-bad-row", ":2: expected YYYY-MM-DD,CUR,rate")
-add(X, "currency-empty", "date,currency,per_eur\n2026-01-01,,1.1\n", "fx-bad-row", ":2: expected YYYY-MM-DD,CUR,rate")
-add(X, "too-few-fields", "date,currency,per_eur\n2026-01-01,USD\n", "fx-bad-row", ":2: expected YYYY-MM-DD,CUR,rate")
+    ":2: per_eur: expected a positive rate, found \"one\"")
+add(X, "rate-zero", "date,currency,per_eur\n2026-01-01,USD,0\n", "fx-bad-row", ":2: per_eur: expected a positive rate, found \"0\"")
+add(X, "rate-negative", "date,currency,per_eur\n2026-01-01,USD,-1.1\n", "fx-bad-row", ":2: per_eur: expected a positive rate, found \"-1.1\"")
+add(X, "rate-infinite", "date,currency,per_eur\n2026-01-01,USD,inf\n", "fx-bad-row", ":2: per_eur: expected a positive rate, found \"inf\"")
+add(X, "rate-nan", "date,currency,per_eur\n2026-01-01,USD,nan\n", "fx-bad-row", ":2: per_eur: expected a positive rate, found \"nan\"")
+add(X, "currency-empty", "date,currency,per_eur\n2026-01-01,,1.1\n", "fx-bad-row", ":2: currency: expected a 3-letter ISO 4217 code, found \"\"")
+add(X, "too-few-fields", "date,currency,per_eur\n2026-01-01,USD\n", "fx-bad-row", ":2: expected 3 fields (date,currency,per_eur), found 2")
 add(X, "unterminated-quote", 'date,currency,per_eur\n2026-01-01,"USD,1.1\n', "fx-bad-row", ":2: unterminated quoted field")
 add(X, "invalid-utf8", b"date,currency,per_eur\n2026-01-01,US\xff,1.1\n", "fx-bad-row", ":2: invalid UTF-8 in field 2")
 add(X, "bom-header-ok", "\ufeffdate,currency,per_eur\n2026-01-01,USD,1.1\n", "ok:1", "")
