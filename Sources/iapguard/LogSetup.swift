@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import IAPGuard
 import Logging
 
 /// Log output format on stderr.
@@ -24,7 +25,7 @@ enum LogSetup {
     /// there every line must parse, and the same fact is already a log event.
     static func plainLine(_ text: String) {
         guard !jsonLines.get() else { return }
-        FileHandle.standardError.write(Data("iapguard: \(text)\n".utf8))
+        FileHandle.standardError.write(Data("iapguard: \(TerminalText.escaped(text))\n".utf8))
     }
 
     static func bootstrap(format: LogFormat, level: Logger.Level) {
@@ -37,7 +38,9 @@ enum LogSetup {
         jsonLines.set(useJSON)
         LoggingSystem.bootstrap { label in
             var handler: any LogHandler =
-                useJSON ? JSONLineLogHandler(label: label) : StreamLogHandler.standardError(label: label)
+                useJSON
+                ? JSONLineLogHandler(label: label)
+                : EscapingLogHandler(wrapped: StreamLogHandler.standardError(label: label))
             handler.logLevel = level
             return handler
         }

@@ -33,7 +33,8 @@ extension RunSummary {
         for s in sources {
             let c = s.counts
             table.append([
-                s.name, s.kind, "\(c.records)", "\(c.inserted)", "\(c.updated)", "\(c.unchanged)", "\(c.errors)",
+                TerminalText.escaped(s.name), s.kind, "\(c.records)", "\(c.inserted)", "\(c.updated)", "\(c.unchanged)",
+                "\(c.errors)",
                 "\(c.filesSkipped)",
             ])
         }
@@ -78,7 +79,9 @@ extension RunSummary {
         for error in errors { lines.append("error: \(error)") }
         for warning in warnings { lines.append("warning: \(warning)") }
         if stopped { lines.append("stopped early on a signal; the next run continues from what was committed") }
-        return lines.joined(separator: "\n")
+        // Source names, paths, CSV header names and messages quote inputs and the config: no raw ESC or CR
+        // reaches the terminal.
+        return lines.map(TerminalText.escaped).joined(separator: "\n")
     }
 
     /// The final one-line summary for stderr: status, duration, records, hits and where the report is.
@@ -99,6 +102,6 @@ extension RunSummary {
         if !warnings.isEmpty { text += " · \(warnings.count) warning(s)" }
         if !ruleErrors.isEmpty { text += " · \(ruleErrors.count) rule error(s)" }
         if let reportFolder { text += " · report \(reportFolder)" }
-        return text + " · exit \(exitCode)"
+        return TerminalText.escaped(text + " · exit \(exitCode)")
     }
 }
