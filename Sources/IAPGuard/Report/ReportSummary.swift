@@ -4,7 +4,9 @@ import Foundation
 /// sorted, two-space indented, so equal inputs give equal bytes. Bump `schemaVersion` on any incompatible
 /// change; adding keys is compatible.
 struct ReportSummary: Encodable {
-    static let schemaVersion = 1
+    /// 2: a pipeline run's `sources[]` say `stored_records` and `stored_quarantined` (what the store holds), not
+    /// `records` … `errors`, which meant this run's reads elsewhere and were always 0 here.
+    static let schemaVersion = 2
 
     struct Run: Encodable {
         var runID: Int64
@@ -29,10 +31,18 @@ struct ReportSummary: Encodable {
         }
     }
 
+    /// A source's counts: this run's reads (``ReportInput/sourcesAsStored`` unset), or what the store holds
+    /// (set: the pipeline's reports), under names that cannot be taken for the other.
     struct Source: Encodable {
         var name, kind: String
-        var records, inserted, updated, unchanged, errors: Int
+        var records, inserted, updated, unchanged, errors: Int?
+        var storedRecords, storedQuarantined: Int?
         var watermark: String?
+        enum CodingKeys: String, CodingKey {
+            case name, kind, records, inserted, updated, unchanged, errors, watermark
+            case storedRecords = "stored_records"
+            case storedQuarantined = "stored_quarantined"
+        }
     }
 
     struct Totals: Encodable {
@@ -159,10 +169,15 @@ struct ReportSummary: Encodable {
             finishedAt: ReportFormat.isoTime(millis: input.finishedAt), toolVersion: input.toolVersion,
             configHash: input.configHash, referenceCurrency: input.referenceCurrency,
             userIDsPseudonymized: model.pseudonymized)
+        let stored = input.sourcesAsStored == true
         sources = input.sources.map {
-            Source(
-                name: $0.name, kind: $0.kind, records: $0.records, inserted: $0.inserted, updated: $0.updated,
-                unchanged: $0.unchanged, errors: $0.errors, watermark: $0.watermark)
+            stored
+                ? Source(
+                    name: $0.name, kind: $0.kind, storedRecords: $0.records, storedQuarantined: $0.errors,
+                    watermark: $0.watermark)
+                : Source(
+                    name: $0.name, kind: $0.kind, records: $0.records, inserted: $0.inserted, updated: $0.updated,
+                    unchanged: $0.unchanged, errors: $0.errors, watermark: $0.watermark)
         }
         let active = model.countsByLevel.values.reduce(0, +)
         totals = Totals(

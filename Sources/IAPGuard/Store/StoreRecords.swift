@@ -4,13 +4,14 @@ import Crypto
 /// statements (built once, not per row), and the counts one written record adds. Shared by every
 /// ``SQLBackedStore``.
 enum StoreRecords {
-    /// The counts one written record adds (a quarantined record counts as an error).
+    /// The counts one written record adds. A quarantined record counts as an error only (not as inserted or
+    /// unchanged): `records` = `inserted` + `updated` + `unchanged` + `errors`, and `inserted` is what the
+    /// source's tables gained.
     static func one(inserted: Bool = false, updated: Bool = false, error: Bool = false) -> WriteCounts {
         var c = WriteCounts()
         c.records = 1
         if error {
             c.errors = 1
-            if inserted { c.inserted = 1 } else { c.unchanged = 1 }
         } else if inserted {
             c.inserted = 1
         } else if updated {

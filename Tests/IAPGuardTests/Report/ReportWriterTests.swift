@@ -123,7 +123,7 @@ import Testing
         let folder = try ReportWriter(reportsDirectory: reports).write(ReportFixtures.standard())
         let data = try Data(contentsOf: folder.appendingPathComponent("summary.json"))
         let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        #expect(object["schema_version"] as? Int == 1)
+        #expect(object["schema_version"] as? Int == 2)
         let totals = try #require(object["totals"] as? [String: Any])
         #expect(totals["active"] as? Int == 3)
         #expect(totals["new"] as? Int == 2)
