@@ -41,6 +41,10 @@ public struct SourceHealth: Sendable {
     public private(set) var bad = 0
     /// The first quarantined record: `location: reason`.
     public private(set) var firstBad: String?
+    /// The first ``maxBadShown`` quarantined records of the run, `location: reason`, for the log.
+    public private(set) var firstBadRecords: [String] = []
+    /// How many quarantined records the log names per source.
+    public static let maxBadShown = 5
     /// Files or databases read in this run (unchanged files are skipped and not counted).
     public private(set) var deliveries: [Delivery] = []
     /// Whether the source was read at all in this run (a database or server source always is).
@@ -66,6 +70,9 @@ public struct SourceHealth: Sendable {
         bad += batch.quarantined.count
         if firstBad == nil, let first = batch.quarantined.first {
             firstBad = "\(first.location): \(first.reason)"
+        }
+        for record in batch.quarantined.prefix(Self.maxBadShown - firstBadRecords.count) {
+            firstBadRecords.append("\(record.location): \(record.reason)")
         }
         for (order, _, _) in batch.orders {
             if order.userID != nil { present["user_id", default: 0] += 1 }

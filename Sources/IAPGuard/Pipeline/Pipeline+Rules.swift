@@ -467,12 +467,30 @@ extension Pipeline {
     }
 
     func quarantineCounts(_ store: any SQLBackedStore) throws -> [ReportInput.QuarantineCount] {
-        try store.connection.query(
+        // The first few locations of each reason, in the order they were quarantined (bounded per reason).
+        var locations: [String: [String]] = [:]
+        for row in try store.connection.query(Self.firstQuarantineLocationsSQL, []) {
+            locations[(row[0].textValue ?? "") + "\u{0}" + (row[1].textValue ?? ""), default: []].append(
+                row[2].textValue ?? "")
+        }
+        return try store.connection.query(
             "SELECT source_name, reason, COUNT(*) FROM quarantine GROUP BY source_name, reason ORDER BY 1, 2", []
         ).map {
-            .init(sourceName: $0[0].textValue ?? "", reason: $0[1].textValue ?? "", count: Int($0[2].integerValue ?? 0))
+            let (source, reason) = ($0[0].textValue ?? "", $0[1].textValue ?? "")
+            return .init(
+                sourceName: source, reason: reason, count: Int($0[2].integerValue ?? 0),
+                locations: locations[source + "\u{0}" + reason] ?? [])
         }
     }
+
+    /// Each source and reason's first ``ReportInput/QuarantineCount/maxLocations`` locations.
+    static let firstQuarantineLocationsSQL = """
+        SELECT source_name, reason, location FROM (
+            SELECT source_name, reason, location,
+                ROW_NUMBER() OVER (PARTITION BY source_name, reason ORDER BY quarantine_id) AS n
+            FROM quarantine) AS q
+        WHERE n <= \(ReportInput.QuarantineCount.maxLocations) ORDER BY source_name, reason, n
+        """
 
     /// Removes temporary folders and files a killed run left in the reports folder (we hold the lock).
     func removeStaleTemporaries(in directory: URL) {

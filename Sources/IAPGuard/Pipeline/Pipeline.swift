@@ -390,6 +390,16 @@ public struct Pipeline {
             if seconds >= 0.5 { metadata["cpu_percent"] = "\(Int((100 * cpuSeconds / seconds).rounded()))" }
             logger.info("source ingested", metadata: metadata)
         }
+        if health.bad > 0 {
+            // Where the bad records are, without a query on the store (the first few; all are in `quarantine`).
+            let more = health.bad > health.firstBadRecords.count ? "; …" : ""
+            logger.warning(
+                "records quarantined",
+                metadata: [
+                    "source": "\(source.name)", "quarantined": "\(health.bad)",
+                    "first": "\(health.firstBadRecords.joined(separator: "; "))\(more)",
+                ])
+        }
         summary.sources.append(
             .init(
                 name: source.name, kind: source.kind.rawValue, counts: counts, error: failure, seconds: seconds,

@@ -594,12 +594,21 @@ struct HTMLReportRenderer {
             "<p>\(total) record\(total == 1 ? "" : "s") could not be used; they are kept in the store with the reason.</p>\n"
         out +=
             "<div class=\"wrap\"><table class=\"sortable\"><caption>Quarantined records by source and reason</caption>\n"
+        // The first lines of each reason, when known (the pipeline's reports): where to look in the export.
+        let located = input.quarantine.contains { $0.locations != nil }
         out +=
-            "<thead><tr><th scope=\"col\">Source</th><th scope=\"col\">Reason</th><th scope=\"col\" class=\"num\" data-type=\"number\">Records</th></tr></thead><tbody>\n"
+            "<thead><tr><th scope=\"col\">Source</th><th scope=\"col\">Reason</th><th scope=\"col\" class=\"num\" data-type=\"number\">Records</th>"
+            + (located ? "<th scope=\"col\">First records</th>" : "") + "</tr></thead><tbody>\n"
         for item in input.quarantine.sorted(by: { ($0.sourceName, $0.reason) < ($1.sourceName, $1.reason) }) {
             out +=
                 "<tr><th scope=\"row\">\(HTMLText.data(item.sourceName, maxCharacters: cap))</th><td>\(HTMLText.data(item.reason, maxCharacters: cap))</td>"
-            out += "<td class=\"num\">\(item.count)</td></tr>\n"
+            out += "<td class=\"num\">\(item.count)</td>"
+            if located {
+                let shown = (item.locations ?? []).map { HTMLText.data($0, maxCharacters: cap) }.joined(separator: ", ")
+                let more = item.count > (item.locations?.count ?? 0) ? ", …" : ""
+                out += "<td class=\"mono\">\(shown)\(shown.isEmpty ? "" : more)</td>"
+            }
+            out += "</tr>\n"
         }
         out += "</tbody></table></div>\n</section>\n"
         return out

@@ -87,11 +87,18 @@ public struct ReportInput: Sendable, Hashable, Codable {
         public var sourceName: String
         public var reason: String
         public var count: Int
+        /// The first few records' `file:line` (at most ``maxLocations``), so an operator finds the bad lines
+        /// without querying the store; `nil` when not known.
+        public var locations: [String]?
 
-        public init(sourceName: String, reason: String, count: Int) {
+        /// How many locations a reason shows.
+        public static let maxLocations = 3
+
+        public init(sourceName: String, reason: String, count: Int, locations: [String]? = nil) {
             self.sourceName = sourceName
             self.reason = reason
             self.count = count
+            self.locations = locations
         }
     }
 

@@ -93,6 +93,8 @@ struct ReportSummary: Encodable {
     struct Quarantine: Encodable {
         var source, reason: String
         var count: Int
+        /// The first records' `file:line` (at most three).
+        var locations: [String]?
     }
 
     struct Storefront: Encodable {
@@ -208,7 +210,7 @@ struct ReportSummary: Encodable {
         }
         quarantine = input.quarantine
             .sorted { ($0.sourceName, $0.reason) < ($1.sourceName, $1.reason) }
-            .map { Quarantine(source: $0.sourceName, reason: $0.reason, count: $0.count) }
+            .map { Quarantine(source: $0.sourceName, reason: $0.reason, count: $0.count, locations: $0.locations) }
         moneyAtRiskByStorefront = model.moneyByStorefront.map {
             Storefront(storefront: $0.storefront, moneyAtRisk: ReportFormat.decimal(milliunits: $0.amount))
         }
