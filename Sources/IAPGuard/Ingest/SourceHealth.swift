@@ -39,6 +39,10 @@ public struct SourceHealth: Sendable {
     /// Records kept (sightings, notifications, orders, credits) and records quarantined in this run.
     public private(set) var good = 0
     public private(set) var bad = 0
+    /// Input lines (rows) that gave good records: the bad share counts these, since one notification line
+    /// gives a notification and its transaction, and one receipt line several transactions, while a bad line
+    /// is one quarantined record.
+    public private(set) var goodLines = 0
     /// The first quarantined record: `location: reason`.
     public private(set) var firstBad: String?
     /// The first ``maxBadShown`` quarantined records of the run, `location: reason`, for the log.
@@ -68,6 +72,14 @@ public struct SourceHealth: Sendable {
             refused.isEmpty ? batch.sightings.count : batch.sightings.count(where: { !refused.contains($0.sourceRef) })
         good += sightings + batch.notifications.count + batch.orders.count + batch.credits.count + batch.users.count
         bad += batch.quarantined.count
+        // Every record of a line carries the line's location.
+        var lines = Set<String>()
+        for sighting in batch.sightings { lines.insert(sighting.sourceRef) }
+        for notification in batch.notifications { lines.insert(notification.sourceRef) }
+        for (_, _, ref) in batch.orders { lines.insert(ref) }
+        for (_, _, ref) in batch.credits { lines.insert(ref) }
+        for (_, _, ref) in batch.users { lines.insert(ref) }
+        goodLines += lines.count
         if firstBad == nil, let first = batch.quarantined.first {
             firstBad = "\(first.location): \(first.reason)"
         }
@@ -113,10 +125,12 @@ public struct SourceHealth: Sendable {
         var errors: [String] = []
         var warnings: [String] = []
         let total = good + bad
+        let lines = goodLines + bad
         let first = firstBad.map { " (first: \($0))" } ?? ""
         if good == 0, bad > 0 {
             errors.append("no good record: all \(bad) records were quarantined\(first)")
-        } else if total > 0, Double(bad) > source.maxBadShare * Double(total) {
+        } else if lines > 0, Double(bad) > source.maxBadShare * Double(lines) {
+            let total = lines
             let percent = Int((Double(bad) * 100 / Double(total)).rounded())
             let limit = Int((source.maxBadShare * 100).rounded())
             errors.append(

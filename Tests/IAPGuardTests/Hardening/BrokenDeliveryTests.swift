@@ -191,3 +191,31 @@ import Testing
         #expect(unchanged.warnings.isEmpty, "\(unchanged.warnings)")
     }
 }
+
+/// `max_bad_share` counts input lines: a good notification line gives two records (the notification and its
+/// transaction) but is one delivery, as a bad line is one quarantined record.
+@Suite struct BadShareByLineTests {
+    @Test func aNotificationFileWithMostLinesBadIsASourceErrorThoughItsGoodLinesGiveTwoRecordsEach() {
+        let source = Config.Source(
+            name: "notifications", kind: .notifications, format: .jsonl, path: URL(fileURLWithPath: "/n"), query: nil)
+        var health = SourceHealth(source: source)
+        var batch = IngestBatch()
+        for line in 1...3 {
+            var notification = AppleNotification(notificationUUID: "n-\(line)")
+            notification.sourceRef = "n.jsonl:\(line)"
+            batch.notifications.append(notification)
+            batch.sightings.append(
+                AppleSighting(
+                    transaction: AppleTransaction(transactionID: "\(line)"), sourceKind: .notification,
+                    sourceName: "notifications", sourceRef: "n.jsonl:\(line)", payloadHash: "h", verification: .verified
+                ))
+        }
+        batch.quarantined = (4...7).map {
+            QuarantinedRecord(
+                sourceName: "notifications", location: "n.jsonl:\($0)", reason: "bad", rawExcerpt: "", rawHash: "\($0)")
+        }
+        health.observe(batch)
+        let errors = health.verdict(hadEarlierRecords: false).errors
+        #expect(errors.count == 1 && errors[0].hasPrefix("4 of 7 records (57 %) were quarantined"), "\(errors)")
+    }
+}
