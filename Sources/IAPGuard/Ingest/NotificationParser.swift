@@ -76,7 +76,12 @@ public struct NotificationParser: Sendable {
             s.receivedAt = receivedAt
             sighting = s
         }
-        if sighting == nil, n.verification.status == .verified, let type = n.notificationType,
+        // No `data` at all fails the claims check (no bundle to check) after the signature passed: the same
+        // signed-but-incomplete notification as one whose `data` lacks the transaction.
+        let signedWithoutData =
+            n.verification.status == .failed && n.verification.reason == VerificationFailure.badFormat.rawValue
+            && n.verification.detail == JWSVerifier.noNotificationData
+        if sighting == nil, n.verification.status == .verified || signedWithoutData, let type = n.notificationType,
             Self.transactionTypes.contains(type)
         {
             // Signed by Apple but without the transaction it is about: not a fact rules can act on.

@@ -47,6 +47,10 @@ public struct SourceHealth: Sendable {
     public private(set) var firstBad: String?
     /// The first ``maxBadShown`` quarantined records of the run, `location: reason`, for the log.
     public private(set) var firstBadRecords: [String] = []
+    /// Notifications of this run stored with verification `failed`, by reason (they are kept, not quarantined,
+    /// but rules never act on them), and the first few `location (reason)`.
+    public private(set) var failedNotifications: [String: Int] = [:]
+    public private(set) var firstFailedNotifications: [String] = []
     /// How many quarantined records the log names per source.
     public static let maxBadShown = 5
     /// Files or databases read in this run (unchanged files are skipped and not counted).
@@ -72,6 +76,13 @@ public struct SourceHealth: Sendable {
             refused.isEmpty ? batch.sightings.count : batch.sightings.count(where: { !refused.contains($0.sourceRef) })
         good += sightings + batch.notifications.count + batch.orders.count + batch.credits.count + batch.users.count
         bad += batch.quarantined.count
+        for notification in batch.notifications where notification.verification.status == .failed {
+            let reason = notification.verification.reason ?? "?"
+            failedNotifications[reason, default: 0] += 1
+            if firstFailedNotifications.count < Self.maxBadShown {
+                firstFailedNotifications.append("\(notification.sourceRef) (\(reason))")
+            }
+        }
         // Every record of a line carries the line's location.
         var lines = Set<String>()
         for sighting in batch.sightings { lines.insert(sighting.sourceRef) }

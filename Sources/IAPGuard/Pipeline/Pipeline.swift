@@ -390,6 +390,19 @@ public struct Pipeline {
             if seconds >= 0.5 { metadata["cpu_percent"] = "\(Int((100 * cpuSeconds / seconds).rounded()))" }
             logger.info("source ingested", metadata: metadata)
         }
+        if !health.failedNotifications.isEmpty {
+            for (reason, count) in health.failedNotifications {
+                summary.failedNotifications[reason, default: 0] += Int64(count)
+            }
+            let total = health.failedNotifications.values.reduce(0, +)
+            let more = total > health.firstFailedNotifications.count ? "; …" : ""
+            logger.warning(
+                "notifications failed verification (kept, never acted on)",
+                metadata: [
+                    "source": "\(source.name)", "failed": "\(total)",
+                    "first": "\(health.firstFailedNotifications.joined(separator: "; "))\(more)",
+                ])
+        }
         if health.bad > 0 {
             // Where the bad records are, without a query on the store (the first few; all are in `quarantine`).
             let more = health.bad > health.firstBadRecords.count ? "; …" : ""

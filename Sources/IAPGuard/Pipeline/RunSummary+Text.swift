@@ -59,6 +59,12 @@ extension RunSummary {
                     + failedSightings.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
             )
         }
+        if !failedNotifications.isEmpty {
+            lines.append(
+                "failed verification (notifications read in this run): "
+                    + failedNotifications.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(
+                        separator: ", "))
+        }
         lines.append("quarantined records: \(quarantined)")
         if !ruleStats.isEmpty {
             lines.append("rules: hits (new/recurring), inconclusive, suppressed, resolved")

@@ -26,6 +26,8 @@ public struct RunSummary: Sendable, Codable {
     public var verification: [String: Int64] = [:]
     /// Sightings that failed verification, by reason.
     public var failedSightings: [String: Int64] = [:]
+    /// Notifications read in this run that failed verification (kept, never acted on), by reason.
+    public var failedNotifications: [String: Int64] = [:]
     public var quarantined: Int64 = 0
     /// Problems that stopped part of the run (a missing source file, a broken export, ...).
     public var errors: [String] = []

@@ -198,6 +198,10 @@ public final class JWSVerifier: Sendable {
         jws.signingInput
     }
 
+    /// The `bad-format` detail of a notification whose claims hold no `data`, `summary` or `appData` (checked
+    /// after its signature and chain passed): ingest calls one about a transaction `incomplete`.
+    static let noNotificationData = "notification has neither data, summary nor appData"
+
     /// Step 9 of `docs/verification.md`: the claims against the policy.
     private func checkClaims(_ claims: PayloadClaims, kind: SignedPayloadKind) -> VerificationOutcome {
         switch kind {
@@ -224,7 +228,7 @@ public final class JWSVerifier: Sendable {
 
         case .notification:
             guard let data = claims.data ?? claims.summary ?? claims.appData else {
-                return .failed(.badFormat, "notification has neither data, summary nor appData")
+                return .failed(.badFormat, Self.noNotificationData)
             }
             guard let bundleID = data.bundleId else {
                 return .failed(.badFormat, "notification data has no bundleId")

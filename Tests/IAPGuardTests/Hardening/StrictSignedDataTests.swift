@@ -132,6 +132,26 @@ import Testing
         #expect(try ingest.count("SELECT COUNT(*) FROM refunds WHERE event_id = 'notification:n-bare'") == 0)
     }
 
+    /// The docs call a signed notification about a transaction that carries no transaction `incomplete`; one
+    /// with no `data` at all was stored as `bad-format` and went unmentioned in the run's summary.
+    @Test func aSignedTransactionNotificationWithoutDataIsIncompleteAndCounted() throws {
+        let chain = MalformedCorpus.chain
+        let payload = MalformedCorpus.json([
+            "notificationType": "DID_RENEW", "notificationUUID": "n-nodata", "signedDate": 1_700_000_100_000,
+        ])
+        let line = MalformedCorpus.json(["signedPayload": try chain.sign(payload: Data(payload.utf8))])
+        let ingest = try CorpusIngest(format: "notifications", bytes: Array((line + "\n").utf8))
+        defer { ingest.remove() }
+        let rows = try ingest.store.database.query(
+            "SELECT notification_uuid, verification, verification_reason FROM notifications"
+        ).map { $0.map { $0.textValue ?? "" } }
+        #expect(rows == [["n-nodata", "failed", "incomplete"]], "\(rows)")
+
+        var summary = RunSummary(runID: 1, storePath: "s")
+        summary.failedNotifications = ["incomplete": 1]
+        #expect(summary.text().contains("failed verification (notifications read in this run): incomplete 1"))
+    }
+
     @Test func appleSchemaTypesAreEnforcedAndOptionalFieldsStayOptional() throws {
         func transaction(_ json: String) throws -> AppleTransaction {
             let document = try JSONDocument.parse(Array(json.utf8), options: .signed)
