@@ -4,7 +4,8 @@ import Foundation
 /// CR line ends, newlines inside quoted fields, a UTF-8 byte order mark at the start ignored. Memory is
 /// bounded by the longest record.
 ///
-/// The first line end outside quotes decides how the file's lines end. In a file whose lines end with LF
+/// The first line end outside quotes decides how the file's lines end (a CR followed by more text before
+/// it, in the header, is a lone CR when the file's first block holds a LF: a CR-only file has none). In a file whose lines end with LF
 /// or CRLF, a lone CR outside quotes (followed by more text on the same line) does not end a record: the
 /// record is an error (``RecordLocatedError/isLoneCR``), so a stray CR cannot cut one record into two bogus
 /// ones. A CR at the end of a line or of the file is still a line end.
@@ -102,6 +103,10 @@ public struct CSVReader {
         var firstBreak: Position?
         // The start of the current record's bytes, kept for the error (quarantine excerpt).
         var rawHead: [UInt8] = []
+        // Whether the first block read holds a LF: then a CR before the first line end (in the header) is a
+        // lone CR, not the line end of a CR-only file, which has no LF at all.
+        var lfAhead = false
+        var firstBlock = true
 
         func finishField() {
             if field.contains(0) {
@@ -138,6 +143,10 @@ public struct CSVReader {
             // Copied to an array: iterating `Data` costs a call per byte (a closure over its bytes would make
             // every access to this loop's state an exclusivity check).
             let chunk = [UInt8](data)
+            if firstBlock {
+                firstBlock = false
+                lfAhead = chunk.contains(UInt8(ascii: "\n"))
+            }
             for byte in chunk {
                 offset += 1
                 recordLength += 1
@@ -156,7 +165,7 @@ public struct CSVReader {
                         try finishRecord()
                         continue
                     }
-                    if byte == UInt8(ascii: "\r") || lineEnds != .lf {
+                    if byte == UInt8(ascii: "\r") || lineEnds == .cr || (lineEnds == nil && !lfAhead) {
                         // A CR line end (a CR-only file, or a blank line after it).
                         if lineEnds == nil { lineEnds = .cr }
                         try finishRecord()

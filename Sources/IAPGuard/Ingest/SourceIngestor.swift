@@ -471,7 +471,7 @@ public struct SourceIngestor {
             throw SourceError(
                 source: source.name,
                 message:
-                    "\(name):\(loneCRLine): a lone carriage return (CR) outside quotes in a file whose lines end with LF; "
+                    "\(name):\(loneCRLine): a lone carriage return (CR) outside quotes in a file whose lines end with LF or CRLF; "
                     + "that record was quarantined, but the file's record boundaries cannot be trusted")
         }
         return SourceHealth.Delivery(
