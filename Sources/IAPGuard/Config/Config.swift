@@ -103,6 +103,10 @@ public struct Config: Sendable {
     /// Loads and validates the config at `url`.
     public static func load(from url: URL) throws -> Config {
         let path = url.path
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
+            throw ConfigError(file: path, key: nil, message: "is a folder, not a config file")
+        }
         let data: Data
         do {
             data = try Data(contentsOf: url)

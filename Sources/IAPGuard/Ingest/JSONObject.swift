@@ -49,7 +49,13 @@ public struct JSONObject: Sendable {
         } catch let error as JSONParseError {
             // As before: input that is not UTF-8 anywhere is called that, whatever else is wrong with it.
             if error.isInvalidUTF8 || !Self.isValidUTF8(bytes) { throw RecordError("invalid UTF-8") }
-            throw RecordError("malformed JSON (\(error))")
+            // A file whose lines end with CR only is one long line here: say so, not just where parsing stopped.
+            let crInside = bytes.dropLast().contains(0x0D)
+            throw RecordError(
+                "malformed JSON (\(error))"
+                    + (crInside
+                        ? "; the line holds a carriage return (CR): lines that end with CR only are one line to "
+                            + "JSON Lines, which need LF or CRLF line ends" : ""))
         }
         return try object(document)
     }

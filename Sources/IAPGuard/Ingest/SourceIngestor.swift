@@ -29,11 +29,26 @@ public struct SourceIngestor {
         self.batchSize = batchSize
     }
 
+    /// Why `url` names nothing to read: a symbolic link loop or a dangling link is told apart from a missing
+    /// path (all three look like "no such file" to a plain existence check).
+    static func missingReason(_ url: URL) -> String {
+        guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: url.path) else {
+            return "no such file or folder"
+        }
+        errno = 0
+        if let resolved = realpath(url.path, nil) {
+            free(resolved)
+        } else if errno == ELOOP {
+            return "a symbolic link loop (too many levels of symbolic links, via \(target))"
+        }
+        return "a symbolic link to \(target), which does not exist"
+    }
+
     /// The files of this source, in name order (a folder's regular files, or the file itself).
     public func files() throws -> [URL] {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: source.path.path, isDirectory: &isDirectory) else {
-            throw SourceError(source: source.name, message: "\(source.path.path): no such file or folder")
+            throw SourceError(source: source.name, message: "\(source.path.path): \(Self.missingReason(source.path))")
         }
         guard isDirectory.boolValue else { return [source.path] }
         // Subfolders (an archive of older exports, say) are not the source's files: skipped, not read.

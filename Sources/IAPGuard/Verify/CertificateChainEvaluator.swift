@@ -25,12 +25,12 @@ struct CertificateChainEvaluator: Sendable {
         do {
             leaf = try Certificate(derEncoded: Array(leafDER))
         } catch {
-            return .rejected(.badChain, "x5c[0] (leaf) is not a DER certificate: \(error)")
+            return .rejected(.badChain, "x5c[0] (leaf) is not a DER certificate: \(Self.describe(error))")
         }
         do {
             intermediate = try Certificate(derEncoded: Array(intermediateDER))
         } catch {
-            return .rejected(.badChain, "x5c[1] (intermediate) is not a DER certificate: \(error)")
+            return .rejected(.badChain, "x5c[1] (intermediate) is not a DER certificate: \(Self.describe(error))")
         }
         guard let leafKey = P256.Signing.PublicKey(leaf.publicKey) else {
             return .rejected(.badChain, "leaf '\(leaf.subject)' key is not P-256, ES256 needs P-256")
@@ -97,5 +97,16 @@ struct CertificateChainEvaluator: Sendable {
             )
         }
         return .trusted(TrustedChain(leafKey: leafKey, validities: validities))
+    }
+
+    /// A certificate parse error for a message, without the library's source file and line
+    /// (`ASN1Error.truncatedASN1Field: SwiftASN1/ASN1.swift:202` → `ASN.1 truncatedASN1Field`).
+    static func describe(_ error: any Error) -> String {
+        var text = "\(error)"
+        if let location = text.range(of: #"\s*\S+\.swift:\d+$"#, options: .regularExpression) {
+            text.removeSubrange(location)
+        }
+        if text.hasPrefix("ASN1Error.") { text = "ASN.1 " + text.dropFirst("ASN1Error.".count) }
+        return text.trimmingCharacters(in: CharacterSet(charactersIn: ": "))
     }
 }

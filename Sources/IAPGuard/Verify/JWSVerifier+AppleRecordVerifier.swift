@@ -47,7 +47,8 @@ extension JWSVerifier {
                 _ = try Certificate(derEncoded: Array(der))
             } catch {
                 throw ConfigError(
-                    file: config.file.path, key: "trust", message: "\(file.path) is not a DER certificate: \(error)")
+                    file: config.file.path, key: "trust",
+                    message: "\(file.path) is not a DER certificate: \(CertificateChainEvaluator.describe(error))")
             }
             roots.append(der)
         }

@@ -47,7 +47,10 @@ public final class JWSVerifier: Sendable {
             do {
                 roots.append(try Certificate(derEncoded: Array(der)))
             } catch {
-                throw ConfigurationError(message: "trusted root #\(index + 1) is not a DER certificate: \(error)")
+                throw ConfigurationError(
+                    message:
+                        "trusted root #\(index + 1) is not a DER certificate: \(CertificateChainEvaluator.describe(error))"
+                )
             }
         }
         self.evaluator = CertificateChainEvaluator(roots: roots)
