@@ -4,8 +4,9 @@ import Foundation
 /// sorted, two-space indented, so equal inputs give equal bytes. Bump `schemaVersion` on any incompatible
 /// change; adding keys is compatible.
 struct ReportSummary: Encodable {
-    /// 2: a pipeline run's `sources[]` say `stored_records` and `stored_quarantined` (what the store holds), not
-    /// `records` … `errors`, which meant this run's reads elsewhere and were always 0 here.
+    /// 2: a pipeline run's `sources[]` say `stored_records` and `stored_quarantined` (what the store holds) and no
+    /// longer carry `inserted`, `updated` and `unchanged`, which were always 0 here; `records` and `errors` keep
+    /// their schema-1 values (the same stored counts).
     static let schemaVersion = 2
 
     struct Run: Encodable {
@@ -174,9 +175,10 @@ struct ReportSummary: Encodable {
         let stored = input.sourcesAsStored == true
         sources = input.sources.map {
             stored
+                // `records` and `errors` meant the same in schema 1 and stay for its readers.
                 ? Source(
-                    name: $0.name, kind: $0.kind, storedRecords: $0.records, storedQuarantined: $0.errors,
-                    watermark: $0.watermark)
+                    name: $0.name, kind: $0.kind, records: $0.records, errors: $0.errors, storedRecords: $0.records,
+                    storedQuarantined: $0.errors, watermark: $0.watermark)
                 : Source(
                     name: $0.name, kind: $0.kind, records: $0.records, inserted: $0.inserted, updated: $0.updated,
                     unchanged: $0.unchanged, errors: $0.errors, watermark: $0.watermark)
