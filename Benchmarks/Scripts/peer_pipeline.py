@@ -69,7 +69,7 @@ SIGHTING_COLUMNS = {
     "revocation_date": "BIGINT", "revocation_reason": "BIGINT", "revocation_type": "VARCHAR",
     "revocation_percentage": "BIGINT", "signed_date": "BIGINT", "app_transaction_id": "VARCHAR",
     "offer_type": "BIGINT", "offer_identifier": "VARCHAR", "offer_discount_type": "VARCHAR",
-    "offer_period": "VARCHAR", "source_kind": "VARCHAR",
+    "offer_period": "VARCHAR", "billing_plan_type": "VARCHAR", "source_kind": "VARCHAR",
     "source_name": "VARCHAR", "source_ref": "VARCHAR", "receipt_key": "VARCHAR", "receipt_status": "BIGINT",
     "submitted_by_user_id": "VARCHAR", "submitted_order_id": "VARCHAR", "received_at": "BIGINT",
     "verification": "VARCHAR", "verification_reason": "VARCHAR", "anomalies": "VARCHAR",
@@ -301,6 +301,7 @@ def transaction_row(p):
         "app_transaction_id": text(p.get("appTransactionId")),
         "offer_type": integer(p.get("offerType")), "offer_identifier": text(p.get("offerIdentifier")),
         "offer_discount_type": text(p.get("offerDiscountType")), "offer_period": text(p.get("offerPeriod")),
+        "billing_plan_type": text(p.get("billingPlanType")),
     }
 
 
@@ -574,7 +575,9 @@ def csv_columns(path):
 def load(con, config, base, work, source_list):
     sightings = os.path.join(work, "sightings-*.jsonl")
     notifications = os.path.join(work, "notifications-*.jsonl")
-    con.execute(f"CREATE TABLE sightings AS SELECT * FROM read_json('{sightings}', format='newline_delimited', "
+    # sighting_id only orders a transaction's copies received at the same time (the store's is a hash).
+    con.execute(f"CREATE TABLE sightings AS SELECT *, source_name || ':' || source_ref || ':' || transaction_id "
+                f"AS sighting_id FROM read_json('{sightings}', format='newline_delimited', "
                 f"columns={SIGHTING_COLUMNS!r})")
     # One row per notification_uuid, as the store keeps it.
     con.execute(f"CREATE TABLE notifications AS SELECT * FROM read_json('{notifications}', "
