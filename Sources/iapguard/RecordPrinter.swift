@@ -33,13 +33,11 @@ struct RecordPrinter: Sendable {
             }
             return String(decoding: data, as: UTF8.self)
         } else {
-            // Details quote payload text: keep each record on one line and free of control characters.
-            let detail = String(
-                (outcome.detail ?? "-").unicodeScalars.map { scalar in
-                    CharacterSet.controlCharacters.contains(scalar) ? " " : Character(scalar)
-                })
+            // Details quote payload text, and the file name is the operator's: one line, no control characters
+            // reaching the terminal (escaped as the run's output escapes them).
+            let detail = TerminalText.escaped(outcome.detail ?? "-")
             return
-                "\(file):\(line)  \(outcome.status.rawValue)  \(kind?.rawValue ?? "unknown")  \(outcome.reason ?? "-")  \(detail)"
+                "\(TerminalText.escaped(file)):\(line)  \(outcome.status.rawValue)  \(kind?.rawValue ?? "unknown")  \(outcome.reason ?? "-")  \(detail)"
         }
     }
 }

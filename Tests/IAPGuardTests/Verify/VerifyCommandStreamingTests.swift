@@ -89,4 +89,18 @@ import Testing
         #expect(output.lines[1].contains("  verified  notification"))
         #expect(output.stderr == "iapguard verify: 3 records: 3 verified, 0 failed\n")
     }
+
+    /// A verdict quotes payload text: a control character in it is escaped, never written to the terminal.
+    @Test func aControlCharacterInAQuotedDetailIsEscaped() throws {
+        func part(_ json: String) -> String {
+            Data(json.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        }
+        let line = part(#"{"alg":"ES\u001b[2J256","x5c":[]}"#) + "." + part("{}") + ".AAAA"
+        let output = try Self.verify([line], in: try Self.scratch())
+        #expect(output.status == 1)
+        #expect(output.lines.count == 1)
+        #expect(output.lines.first?.contains("'ES\\u{1B}[2J256'") == true, "\(output.lines)")
+        #expect(output.lines.first?.unicodeScalars.contains { $0.value == 0x1B } == false)
+    }
 }
