@@ -78,15 +78,22 @@ public struct SignedTransactionParser: Sendable {
         t.revocationType = try p.schemaString("revocationType")
         t.revocationPercentage = try p.schemaInteger("revocationPercentage")
         if try p.schemaBoolean("isUpgraded") == true, t.revocationDate != nil, t.revocationReason == nil,
-            t.revocationType == nil
+            t.revocationType == nil, t.type.map { Self.canBeUpgraded(type: $0) } ?? true
         {
             // The subscription ended early because the user upgraded: no refund reason or type, so the
-            // revocation date is the upgrade's, not a refund's.
+            // revocation date is the upgrade's, not a refund's. Only an auto-renewable subscription is
+            // upgraded; a consumable or non-consumable revoked with `isUpgraded` stays a refund.
             t.revocationType = AppleTransaction.upgradeRevocationType
         }
         t.signedDate = try p.schemaInteger("signedDate")
         t.appTransactionID = try p.schemaString("appTransactionId")
         try readTerms(p, into: &t)
         return t
+    }
+
+    /// Whether a transaction of Apple's `type` can end in an upgrade: only auto-renewable subscriptions move
+    /// to a higher plan of their group.
+    static func canBeUpgraded(type: String) -> Bool {
+        type == "Auto-Renewable Subscription"
     }
 }

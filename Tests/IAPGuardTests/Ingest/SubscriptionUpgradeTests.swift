@@ -40,6 +40,15 @@ import Testing
         #expect(try Self.signed("").revocationType == nil)
     }
 
+    @Test func aRevokedConsumableOrNonConsumableMarkedIsUpgradedIsStillARefund() throws {
+        // Only an auto-renewable subscription moves to a higher plan: Apple's `type` says what was bought.
+        #expect(try Self.signed(#","isUpgraded":true,"type":"Consumable""#).revocationType == nil)
+        #expect(try Self.signed(#","isUpgraded":true,"type":"Non-Consumable""#).revocationType == nil)
+        #expect(try Self.signed(#","isUpgraded":true,"type":"Non-Renewing Subscription""#).revocationType == nil)
+        #expect(
+            try Self.signed(#","isUpgraded":true,"type":"Auto-Renewable Subscription""#).revocationType == "UPGRADE")
+    }
+
     @Test func isUpgradedOfAnotherJSONTypeIsASchemaError() throws {
         #expect(throws: RecordError.self) { try Self.signed(#","isUpgraded":"true""#) }
         #expect(throws: RecordError.self) { try Self.signed(#","isUpgraded":1"#) }
