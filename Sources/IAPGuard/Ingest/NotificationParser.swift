@@ -47,7 +47,7 @@ public struct NotificationParser: Sendable {
         n.payloadHash = payloadHash
         let appData = try payload.object("appData")
         let data = try payload.object("data") ?? payload.object("summary") ?? appData
-        n.environment = try data?.string("environment")
+        n.environment = try data?.string("environment").map { AppleEnvironment(appleValue: $0)?.rawValue ?? $0 }
         n.bundleID = try data?.string("bundleId")
         n.appAppleID = try data?.int64("appAppleId")
         n.consumptionRequestReason = try data?.string("consumptionRequestReason")

@@ -66,7 +66,9 @@ public struct SignedTransactionParser: Sendable {
         t.purchaseDate = try p.requiredSchemaInteger("purchaseDate")
         t.originalPurchaseDate = try p.schemaInteger("originalPurchaseDate")
         t.expiresDate = try p.schemaInteger("expiresDate")
-        t.environment = try p.schemaString("environment")
+        // Stored in Apple's spelling when it names a known environment in another case (`sandbox`,
+        // `SANDBOX`), as the verifier reads it: rules compare the exact words (`environment = 'Sandbox'`).
+        t.environment = try p.schemaString("environment").map { AppleEnvironment(appleValue: $0)?.rawValue ?? $0 }
         t.storefront = try p.schemaString("storefront")
         t.currency = try p.schemaString("currency")
         t.price = try p.schemaInteger("price")
