@@ -334,10 +334,15 @@ struct ClaimVerdictJudge {
                     "Unlocked \(standing.count) times for the same account: a non-consumable unlocks once (a restore on a new device), nothing was gained."
                 )
             } else {
+                let keyedByOriginal =
+                    (t.quantity ?? 1) <= 1
+                    && c.entitledPeriodMillis(t).map { (merged.units ?? 0) * 86_400_000 <= $0 + 43_200_000 } != true
                 notes.append(
                     (t.quantity ?? 1) > 1
                         ? "Credited as \(standing.count) rows, one per item of a quantity-\(t.quantity ?? 1) purchase."
-                        : "Credited as \(standing.count) rows adding up to \(merged.units ?? 0) days, within the subscription period Apple sold (extensions included)\(grace ?? "")."
+                        : keyedByOriginal
+                            ? "Credited as \(standing.count) rows adding up to \(merged.units ?? 0) days, within the periods Apple sold under this original transaction (the backend credits each period against it; no renewal has a credit of its own)."
+                            : "Credited as \(standing.count) rows adding up to \(merged.units ?? 0) days, within the subscription period Apple sold (extensions included)\(grace ?? "")."
                 )
             }
         }
@@ -427,8 +432,13 @@ struct ClaimVerdictJudge {
             v.action = "Grant \(appleProduct) and reverse credit \(credit.creditID)."
             return v
         }
+        // (Rows keyed by a subscription's original transaction credit the periods Apple sold under it.)
+        let periodsOfOriginal =
+            perItem != nil
+            && (c.subscriptionPeriodsMillis(keyedBy: t).map { (credit.units ?? 0) * 86_400_000 <= $0 + 43_200_000 }
+                == true)
         if let expectedUnits = c.expectedUnits(t), let units = credit.units, units != expectedUnits,
-            !c.creditsApplePeriod(t, units: units)
+            !c.creditsApplePeriod(t, units: units), !periodsOfOriginal
         {
             var v = make(
                 .creditedWrongItem,

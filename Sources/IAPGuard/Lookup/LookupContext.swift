@@ -199,10 +199,31 @@ struct LookupContext {
         let perItem =
             (t.quantity ?? 1) > 1 && standing.count <= (t.quantity ?? 1) && expectedUnits(t).map { total <= $0 } == true
         let periodParts = entitledPeriodMillis(t).map { total * 86_400_000 <= $0 + 43_200_000 } == true
-        guard perItem || periodParts else { return nil }
+        let periodsOfOriginal =
+            subscriptionPeriodsMillis(keyedBy: t).map { total * 86_400_000 <= $0 + 43_200_000 } == true
+        guard perItem || periodParts || periodsOfOriginal else { return nil }
         var merged = first
         merged.units = total
         return merged
+    }
+
+    /// The days, in ms, of every period Apple sold under subscription original transaction `t` (each of its
+    /// transactions' expiry minus purchase), when the backend keys the subscription by its original transaction:
+    /// `t` is the original, Apple renewed it at least once, and no renewal has a standing credit of its own (as
+    /// IAP-001 holds). The original's rows then credit the periods, one each. `nil` otherwise.
+    func subscriptionPeriodsMillis(keyedBy t: LookupEvidence.Transaction) -> Int64? {
+        guard t.productType == "Auto-Renewable Subscription", t.originalTransactionID == t.transactionID else {
+            return nil
+        }
+        let periods = (familyByOriginal[t.transactionID] ?? []).filter {
+            $0.expiresDate != nil && $0.purchaseDate != nil
+        }
+        guard periods.count >= 2, periods.contains(where: { $0.transactionID == t.transactionID }) else { return nil }
+        let renewalsCredited = periods.contains { renewal in
+            renewal.transactionID != t.transactionID && credits(renewal.transactionID).contains { $0.stands(at: now) }
+        }
+        guard !renewalsCredited else { return nil }
+        return periods.reduce(Int64(0)) { $0 + (($1.expiresDate ?? 0) - ($1.purchaseDate ?? 0)) }
     }
 
     /// Expiry minus purchase of a subscription transaction (the period Apple sold, moved by a renewal date

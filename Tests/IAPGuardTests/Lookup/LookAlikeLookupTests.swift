@@ -344,6 +344,38 @@ import Testing
         try Self.expectJudged(world, "1000000000000923", .replayed, flagged: true, rules: ["IAP-001", "IAP-019"])
     }
 
+    /// A backend that keys a subscription by its original transaction writes each period's days against it: the
+    /// original's rows credit the periods Apple sold under it while no renewal has a credit of its own (IAP-001
+    /// holds the same). A row more than the periods is still a replay.
+    @Test func aSubscriptionCreditedOncePerPeriodAgainstItsOriginalTransactionIsOneCreditWhileAnExtraRowIsAReplay()
+        throws
+    {
+        let at = Self.now - 95 * Self.day
+        let world = try Self.world { w in
+            for (original, user, rows) in [("1000000000000931", "u-keyed", 3), ("1000000000000941", "u-extra", 4)] {
+                w.purchase(
+                    original, user: user, order: "o-\(user)", at: at, product: LookupTestWorld.monthly, price: 4990,
+                    expires: at + 31 * Self.day)
+                for period in 1...2 {
+                    w.purchase(
+                        String(Int64(original)! + Int64(period)), user: nil, order: nil,
+                        at: at + Int64(period) * 31 * Self.day, product: LookupTestWorld.monthly, original: original,
+                        price: 4990, reason: "RENEWAL", expires: at + Int64(period + 1) * 31 * Self.day)
+                }
+                for row in 0..<rows {
+                    w.credit(
+                        "c-\(user)-\(row)", tx: original, order: row == 0 ? "o-\(user)" : nil, user: user,
+                        at: at + Int64(row) * 31 * Self.day + 60_000, product: LookupTestWorld.monthly, units: 31)
+                }
+            }
+        }
+        let keyed = try Self.judged(world, "1000000000000931", rules: ["IAP-001"])
+        #expect(keyed.verdict.code == .paidAndCredited)
+        #expect(!keyed.flagged)
+        #expect(keyed.verdict.details.contains { $0.contains("93 days") && $0.contains("periods Apple sold") })
+        try Self.expectJudged(world, "1000000000000941", .replayed, flagged: true, rules: ["IAP-001"])
+    }
+
     @Test func aSubscriptionPeriodRefundedAfterItEndedHasNothingToClawBackWhileARunningOneHas() throws {
         let world = try Self.world { w in
             for (tx, user, refundedDaysAfterStart) in [
