@@ -14,9 +14,12 @@ struct ClaimVerdictJudge {
         let sightings = c.sightings(transactionID)
         let orders = c.orders(transactionID)
         let credits = c.credits(transactionID)
-        let standing = credits.filter { $0.stands(at: c.now) }
-        let receivers = Array(Set(standing.compactMap(\.userID))).sorted()
         let canonical = c.transactionsByID[transactionID]
+        // Rows of a backend item that is no App Store product (a promotion's bonus written beside the purchase's
+        // own row, naming the transaction) are not credits of the purchase, as IAP-001 and IAP-018 hold.
+        let bonusRows = c.bonusRows(of: canonical, among: credits.filter { $0.stands(at: c.now) })
+        let standing = credits.filter { $0.stands(at: c.now) && !bonusRows.contains($0.creditID) }
+        let receivers = Array(Set(standing.compactMap(\.userID))).sorted()
         if canonical == nil, sightings.isEmpty, orders.isEmpty, credits.isEmpty { return nil }
 
         func make(_ code: ClaimVerdict.Code, _ headline: String) -> ClaimVerdict {

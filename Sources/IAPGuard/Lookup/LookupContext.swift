@@ -272,6 +272,23 @@ struct LookupContext {
             && units * 86_400_000 <= entitled + 43_200_000
     }
 
+    /// The ids of `standing` rows that grant a backend item beside the purchase (a promotion's bonus): a product
+    /// that differs from Apple's and that no configured app sells, credited to an account that also holds a row of
+    /// Apple's product (or of no product) for the transaction (IAP-001 and IAP-018 hold the same). Empty when
+    /// Apple's product is unknown.
+    func bonusRows(of t: LookupEvidence.Transaction?, among standing: [LookupEvidence.Credit]) -> Set<String> {
+        guard let appleProduct = t?.productID else { return [] }
+        let ownRowHolders = Set(
+            standing.filter { $0.productID == nil || $0.productID == appleProduct }.compactMap(\.userID))
+        return Set(
+            standing.filter { credit in
+                guard let product = credit.productID, product != appleProduct, let user = credit.userID,
+                    ownRowHolders.contains(user)
+                else { return false }
+                return !catalogUnits.keys.contains { $0.hasSuffix("|" + product) }
+            }.map(\.creditID))
+    }
+
     /// A credit and a reversal closer than this are a transfer (IAP-011's and IAP-012's `transfer_minutes`).
     static let transferMillis: Int64 = 3_600_000
 

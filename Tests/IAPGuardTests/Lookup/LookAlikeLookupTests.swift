@@ -376,6 +376,27 @@ import Testing
         try Self.expectJudged(world, "1000000000000941", .replayed, flagged: true, rules: ["IAP-001"])
     }
 
+    /// A promotion's bonus ("double coins on your first pack") written as a row of a backend item naming the
+    /// purchase, beside the purchase's own row: one credit, not a replay and not a wrong item (IAP-001 and
+    /// IAP-018 hold the same). The purchase's own row credited twice beside it is still a replay.
+    @Test func aPromotionBonusRowBesideThePurchasesOwnRowIsNotASecondCreditWhileARepeatedOwnRowIs() throws {
+        let at = Self.now - 5 * Self.day
+        let world = try Self.world { w in
+            for (tx, user, ownRows) in [("1000000000000951", "u-bonus", 1), ("1000000000000952", "u-bonus-twice", 2)] {
+                w.purchase(tx, user: user, order: "o-\(user)", at: at)
+                for row in 0..<ownRows {
+                    w.credit("c-\(user)-\(row)", tx: tx, order: "o-\(user)", user: user, at: at + 60_000)
+                }
+                w.credit(
+                    "c-\(user)-bonus", tx: tx, order: "o-\(user)", user: user, at: at + 60_000,
+                    product: "promo.first_purchase_bonus", units: 100)
+            }
+        }
+        try Self.expectJudged(
+            world, "1000000000000951", .paidAndCredited, flagged: false, rules: ["IAP-001", "IAP-018"])
+        try Self.expectJudged(world, "1000000000000952", .replayed, flagged: true, rules: ["IAP-001", "IAP-018"])
+    }
+
     @Test func aSubscriptionPeriodRefundedAfterItEndedHasNothingToClawBackWhileARunningOneHas() throws {
         let world = try Self.world { w in
             for (tx, user, refundedDaysAfterStart) in [
