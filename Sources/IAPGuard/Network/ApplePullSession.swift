@@ -103,14 +103,19 @@ final class ApplePullSession {
     }
 
     /// Why a page of signed transactions is broken as an answer, or `nil`: more pages promised with the
-    /// revision that was asked for, ``emptyPageLimit`` empty pages in a row that promise more, or a page for
-    /// another bundle or environment than the one asked about.
+    /// revision that was asked for, or with one this pull of the key already asked with or was given (the
+    /// paging runs in a circle: A, B, A, …), ``emptyPageLimit`` empty pages in a row that promise more, or a
+    /// page for another bundle or environment than the one asked about.
     static func brokenPage(
         _ page: SignedTransactionPage, askedRevision: String?, emptyPages: Int, bundle: String,
-        environment: AppleEnvironment
+        environment: AppleEnvironment, seenRevisions: Set<String> = []
     ) -> String? {
         if page.hasMore, page.revision == askedRevision {
             return "more pages promised with the same revision (no progress)"
+        }
+        if page.hasMore, let revision = page.revision, seenRevisions.contains(revision) {
+            return
+                "more pages promised with a revision this pull already read (the paging runs in a circle; no progress)"
         }
         if emptyPages >= emptyPageLimit { return "\(emptyPages) empty pages in a row that promised more (no progress)" }
         if let answered = page.bundleID, answered != bundle { return "the answer is for bundle \(answered)" }
@@ -183,7 +188,11 @@ final class ApplePullSession {
         }
         guard start < end else { return }
         let what = "notification history of \(bundle) (\(environment.rawValue), \(type ?? "all types"))"
+        // Every pagination token of this window asked with or given: one offered again means the pages run in a
+        // circle (A, B, A, …).
+        var seenTokens: Set<String> = []
         while true {
+            if let token { seenTokens.insert(token) }
             guard takeCall() else {
                 summary.left.append("\(what) from \(Self.iso(start)) to \(Self.iso(end)) (\(outOfCalls))")
                 return
@@ -201,6 +210,7 @@ final class ApplePullSession {
                 // are recognised by notification UUID).
                 logger.warning("pagination token rejected; restarting the window", metadata: ["what": "\(what)"])
                 token = nil
+                seenTokens = []
                 continue
             } catch {
                 failed("\(what): \(error)")
@@ -211,7 +221,9 @@ final class ApplePullSession {
             let noProgress =
                 page.hasMore && page.paginationToken == token
                 ? "more pages promised with the same paginationToken"
-                : emptyPages >= Self.emptyPageLimit ? "\(emptyPages) empty pages in a row that promised more" : nil
+                : page.hasMore && page.paginationToken.map(seenTokens.contains) == true
+                    ? "more pages promised with a paginationToken this window already read (the paging runs in a circle)"
+                    : emptyPages >= Self.emptyPageLimit ? "\(emptyPages) empty pages in a row that promised more" : nil
             if let noProgress {
                 failed("\(what): \(noProgress) (no progress)")
                 summary.left.append("\(what) from \(Self.iso(start)) to \(Self.iso(end)) (the call failed)")
@@ -557,7 +569,10 @@ final class ApplePullSession {
         var mark = try PullWatermark.load(store, source: source.name, key: key) ?? PullWatermark()
         let what = "\(kind.rawValue) of \(bundle) (\(client.environment.rawValue)) for transaction \(transactionID)"
         var emptyPages = 0
+        // Every revision this pull asked with or was given: one offered again means the pages run in a circle.
+        var seenRevisions: Set<String> = []
         while true {
+            if let asked = mark.revision { seenRevisions.insert(asked) }
             guard takeCall() else {
                 summary.left.append("\(what): more pages (\(outOfCalls))")
                 return .incomplete
@@ -582,7 +597,7 @@ final class ApplePullSession {
             emptyPages = page.signedTransactions.isEmpty && page.hasMore ? emptyPages + 1 : 0
             if let problem = Self.brokenPage(
                 page, askedRevision: mark.revision, emptyPages: emptyPages, bundle: bundle,
-                environment: client.environment)
+                environment: client.environment, seenRevisions: seenRevisions)
             {
                 failed("\(what): \(problem)")
                 summary.left.append("\(what) (the call failed)")

@@ -324,6 +324,38 @@ struct ApplePullerTests {
         #expect(try world.rows(store, "SELECT COUNT(*) FROM transactions").first?.first == "0")
     }
 
+    /// Pages whose revision leads back to an earlier page while promising more (A, B, A, …) fail the call as
+    /// soon as a revision comes round again, instead of paging in a circle until the run's budget is spent.
+    @Test func aHistoryWhosePagesRunInACircleFailsTheCallInsteadOfSpendingTheBudget() throws {
+        let world = try Self.populated()
+        let config = try world.config(
+            environments: "[Production]", pull: "{notifications: false, refund_history: false}")
+        let store = try world.openStore(config)
+        try world.credit(store, ["2000000000000001"], runID: 0)
+        for _ in 0..<100 {
+            world.fake.inject(.pass, on: "/history/")
+            world.fake.inject(.rewind, on: "/history/")
+        }
+        let summary = try Self.pull(world, config, store)
+        #expect(summary.errors.contains { $0.contains("runs in a circle") }, "\(summary.errors)")
+        #expect(summary.calls <= 4, "\(summary.calls) calls")
+    }
+
+    /// The same for notification history: a paginationToken that comes round again fails the query.
+    @Test func aNotificationHistoryWhosePagesRunInACircleFailsTheQuery() throws {
+        let world = try Self.populated()
+        let config = try world.config(
+            environments: "[Production]", pull: "{transaction_history: false, refund_history: false}")
+        let store = try world.openStore(config)
+        for _ in 0..<100 {
+            world.fake.inject(.pass, on: "/notifications/history")
+            world.fake.inject(.rewind, on: "/notifications/history")
+        }
+        let summary = try Self.pull(world, config, store)
+        #expect(summary.errors.contains { $0.contains("runs in a circle") }, "\(summary.errors)")
+        #expect(summary.calls <= 4, "\(summary.calls) calls")
+    }
+
     /// Failures that alternate with successes never make three in a row, but ten failed calls stop the source
     /// for the run all the same: each may have waited out its timeout and retries.
     @Test func tenFailedCallsStopTheSourceEvenWhenNeverThreeInARow() throws {

@@ -24,6 +24,9 @@ final class FakeAppStoreAPI: @unchecked Sendable {
         case stuck
         /// Served normally (lets a later fault hit a request on a kept-alive connection).
         case pass
+        /// Served as the page asked for, but its revision (or `paginationToken`) points back to the first page
+        /// and it promises more: alternated with `.pass`, the paging runs in a circle.
+        case rewind
     }
 
     struct Notification: Sendable {
@@ -150,6 +153,7 @@ final class FakeAppStoreAPI: @unchecked Sendable {
             guard let index = faults.firstIndex(where: { request.path.contains($0.pathContains) }) else { return nil }
             return faults.remove(at: index).fault
         }
+        var rewind = false
         if let fault {
             switch fault {
             case .status(let status, let code):
@@ -176,6 +180,8 @@ final class FakeAppStoreAPI: @unchecked Sendable {
                 return .json(200, "{\"signedTransactions\": [], \"revision\": \"\(revision)\", \"hasMore\": true}")
             case .pass:
                 break
+            case .rewind:
+                rewind = true
             }
         }
         let parts = request.path.split(separator: "/").map(String.init)
@@ -186,11 +192,14 @@ final class FakeAppStoreAPI: @unchecked Sendable {
         let route = parts.dropFirst().joined(separator: "/")
         let reply: LoopbackHTTPServer.Reply
         if route.hasPrefix("inApps/v2/history/"), request.method == "GET" {
-            reply = history(scope: scope, id: parts.last ?? "", revision: request.query["revision"], refunds: false)
+            reply = history(
+                scope: scope, id: parts.last ?? "", revision: request.query["revision"], refunds: false, rewind: rewind)
         } else if route.hasPrefix("inApps/v2/refund/lookup/"), request.method == "GET" {
-            reply = history(scope: scope, id: parts.last ?? "", revision: request.query["revision"], refunds: true)
+            reply = history(
+                scope: scope, id: parts.last ?? "", revision: request.query["revision"], refunds: true, rewind: rewind)
         } else if route == "inApps/v1/notifications/history", request.method == "POST" {
-            reply = notificationHistory(scope: scope, body: request.body, token: request.query["paginationToken"])
+            reply = notificationHistory(
+                scope: scope, body: request.body, token: request.query["paginationToken"], rewind: rewind)
         } else if route.hasPrefix("inApps/v1/transactions/appTransactions/"), request.method == "GET" {
             if let signed = locked({ appTransactions[scope]?[parts.last ?? ""] }) {
                 reply = .json(200, json(["signedAppTransactionInfo": signed]))
@@ -207,7 +216,7 @@ final class FakeAppStoreAPI: @unchecked Sendable {
         return reply
     }
 
-    private func history(scope: Scope, id: String, revision: String?, refunds isRefunds: Bool)
+    private func history(scope: Scope, id: String, revision: String?, refunds isRefunds: Bool, rewind: Bool = false)
         -> LoopbackHTTPServer.Reply
     {
         let (customer, lists) = locked {
@@ -221,7 +230,8 @@ final class FakeAppStoreAPI: @unchecked Sendable {
         let page = Array(list.dropFirst(start).prefix(pageSize))
         let next = min(list.count, start + page.count)
         var object: [String: Any] = [
-            "signedTransactions": page, "revision": "rev-\(next)", "hasMore": next < list.count,
+            "signedTransactions": page, "revision": rewind ? "rev-0" : "rev-\(next)",
+            "hasMore": rewind || next < list.count,
         ]
         if !isRefunds {
             object["bundleId"] = scope.bundle
@@ -231,7 +241,9 @@ final class FakeAppStoreAPI: @unchecked Sendable {
         return .json(200, json(object))
     }
 
-    private func notificationHistory(scope: Scope, body: Data, token: String?) -> LoopbackHTTPServer.Reply {
+    private func notificationHistory(scope: Scope, body: Data, token: String?, rewind: Bool = false)
+        -> LoopbackHTTPServer.Reply
+    {
         guard let query = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
             let start = (query["startDate"] as? NSNumber)?.int64Value,
             let end = (query["endDate"] as? NSNumber)?.int64Value
@@ -246,7 +258,7 @@ final class FakeAppStoreAPI: @unchecked Sendable {
         let page = Array(matching.dropFirst(offset).prefix(pageSize))
         let next = offset + page.count
         var object: [String: Any] = [
-            "hasMore": next < matching.count,
+            "hasMore": rewind || next < matching.count,
             "notificationHistory": page.map {
                 [
                     "signedPayload": $0.signedPayload,
@@ -254,7 +266,11 @@ final class FakeAppStoreAPI: @unchecked Sendable {
                 ]
             },
         ]
-        if next < matching.count { object["paginationToken"] = "tok-\(next)" }
+        if rewind {
+            object["paginationToken"] = "tok-0"
+        } else if next < matching.count {
+            object["paginationToken"] = "tok-\(next)"
+        }
         return .json(200, json(object))
     }
 
