@@ -29,6 +29,9 @@ public struct AppStoreAPIError: Error, Sendable, CustomStringConvertible {
 
     public var description: String {
         var text = "\(request): HTTP \(status)"
+        if (300..<400).contains(status) {
+            text += " (a redirect, not followed: Apple's API never redirects, and the request carries the API token)"
+        }
         if let errorCode { text += " errorCode \(errorCode)" }
         if let errorMessage { text += " (\(errorMessage.prefix(200)))" }
         return text

@@ -21,7 +21,7 @@ public struct FXRateFetcher {
     public let logger: Logger
 
     public init(
-        config: FXFetchConfig, logger: Logger, httpClient: any HTTPClient = URLSessionHTTPClient(),
+        config: FXFetchConfig, logger: Logger, httpClient: any HTTPClient = URLSessionHTTPClient(followRedirects: true),
         sleep: @escaping @Sendable (TimeInterval) -> Void = { if $0 > 0 { Thread.sleep(forTimeInterval: $0) } }
     ) {
         self.config = config

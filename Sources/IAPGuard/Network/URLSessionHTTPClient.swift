@@ -18,12 +18,20 @@ import Foundation
 /// would be an HTTP request nobody counted. This way each request on the wire is exactly one attempt of
 /// ``ResilientHTTPClient``, which makes every retry itself (and counts it). The cost is a new connection
 /// (and TLS handshake) per request, small at the job's request rate.
+///
+/// Redirects are not followed unless `followRedirects` is set: a 3xx is returned as the response (with an
+/// empty body). Foundation would otherwise re-send the request, `Authorization` header included, to whatever
+/// host the `Location` names; Apple's API never redirects, so a redirect there means a proxy or a
+/// misconfiguration, and the bearer token must not follow it.
 public final class URLSessionHTTPClient: HTTPClient, @unchecked Sendable {
     // Immutable after init; each call makes its own `URLSession` from it.
     private let configuration: URLSessionConfiguration
+    private let followRedirects: Bool
 
-    /// Creates a client; `maxConnectionsPerHost` caps parallel connections per call's session.
-    public init(maxConnectionsPerHost: Int = 2) {
+    /// Creates a client; `maxConnectionsPerHost` caps parallel connections per call's session;
+    /// `followRedirects` lets a download without credentials (FX rates) follow a 3xx.
+    public init(maxConnectionsPerHost: Int = 2, followRedirects: Bool = false) {
+        self.followRedirects = followRedirects
         let configuration = URLSessionConfiguration.ephemeral
         configuration.httpCookieAcceptPolicy = .never
         configuration.httpShouldSetCookies = false
@@ -46,19 +54,16 @@ public final class URLSessionHTTPClient: HTTPClient, @unchecked Sendable {
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         urlRequest.httpBody = request.body
 
-        let session = URLSession(configuration: configuration)
+        // A task delegate rather than a completion handler: only a delegate is asked before a redirect is followed.
+        let box = ResultBox(followRedirects: followRedirects)
+        let session = URLSession(configuration: configuration, delegate: box, delegateQueue: nil)
         defer { session.finishTasksAndInvalidate() }
-        let box = ResultBox()
-        let done = DispatchSemaphore(value: 0)
-        let task = session.dataTask(with: urlRequest) { data, response, error in
-            box.set(data: data, response: response, error: error)
-            done.signal()
-        }
+        let task = session.dataTask(with: urlRequest)
         task.resume()
         // URLSession's timeout is an idle timeout; this is the overall deadline (a trickling body ends too).
-        if done.wait(timeout: .now() + timeout + 0.5) == .timedOut {
+        if box.done.wait(timeout: .now() + timeout + 0.5) == .timedOut {
             task.cancel()
-            _ = done.wait(timeout: .now() + 5)
+            _ = box.done.wait(timeout: .now() + 5)
             throw HTTPClientError.timeout("\(request) after \(timeout) s")
         }
         let (data, response, error) = box.get()
@@ -73,6 +78,10 @@ public final class URLSessionHTTPClient: HTTPClient, @unchecked Sendable {
             if let name = key as? String, let text = value as? String { headers[name.lowercased()] = text }
         }
         let body = data ?? Data()
+        // A redirect not followed: its body was never read (Foundation discards it).
+        if (300..<400).contains(http.statusCode) {
+            return HTTPResponse(status: http.statusCode, headers: headers, body: Data())
+        }
         if headers["content-encoding"] == nil, let declared = headers["content-length"].flatMap({ Int($0) }),
             declared != body.count
         {
@@ -92,19 +101,40 @@ public final class URLSessionHTTPClient: HTTPClient, @unchecked Sendable {
         return .transport("\(request): \(error.localizedDescription)")
     }
 
-    /// Carries the completion handler's values back to the waiting thread.
-    private final class ResultBox: @unchecked Sendable {
+    /// The task's delegate: collects the body, refuses redirects (unless following them), and carries the
+    /// outcome back to the waiting thread (`done` is signalled once the task completed).
+    private final class ResultBox: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+        let done = DispatchSemaphore(value: 0)
+        private let followRedirects: Bool
         private let lock = NSLock()
-        private var data: Data?
+        private var data = Data()
         private var response: URLResponse?
         private var error: Error?
 
-        func set(data: Data?, response: URLResponse?, error: Error?) {
+        init(followRedirects: Bool) {
+            self.followRedirects = followRedirects
+        }
+
+        func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
             lock.lock()
             defer { lock.unlock() }
-            self.data = data
-            self.response = response
+            self.data.append(data)
+        }
+
+        func urlSession(
+            _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+            newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
+        ) {
+            // nil: the redirect itself is the response.
+            completionHandler(followRedirects ? request : nil)
+        }
+
+        func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
+            lock.lock()
+            self.response = task.response
             self.error = error
+            lock.unlock()
+            done.signal()
         }
 
         func get() -> (Data?, URLResponse?, Error?) {

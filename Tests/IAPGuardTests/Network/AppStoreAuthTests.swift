@@ -137,6 +137,26 @@ struct ResilientHTTPClientTests {
         #expect(Date().timeIntervalSince(started) < 15)
     }
 
+    /// Apple's API never redirects: a 3xx is the answer, not followed, so the bearer token never reaches the
+    /// host a `Location` names; the call fails, saying so.
+    @Test func aRedirectIsNotFollowedAndTheTokenStaysWhereItWasSent() throws {
+        let elsewhere = try LoopbackHTTPServer { _ in .json(200, "{\"signedTransactions\": [], \"hasMore\": false}") }
+        defer { elsewhere.stop() }
+        let target = elsewhere.baseURL.absoluteString
+        let server = try LoopbackHTTPServer { request in
+            .respond(status: 307, headers: ["Location": target + request.path], body: Data())
+        }
+        defer { server.stop() }
+        let request = HTTPRequest(
+            url: server.baseURL.appendingPathComponent("inApps/v2/history/1"),
+            headers: ["Authorization": "Bearer not-for-elsewhere"])
+        let response = try URLSessionHTTPClient().send(request, timeout: 5)
+        #expect(response.status == 307)
+        #expect(elsewhere.requests.isEmpty, "\(elsewhere.requests.map(\.headers))")
+        let error = AppStoreAPIError.parse(response, request: request.description)
+        #expect(error.description.contains("a redirect, not followed"), "\(error)")
+    }
+
     @Test func aTruncatedBodyIsAnError() throws {
         let server = try LoopbackHTTPServer { _ in
             .truncated(status: 200, body: Data(repeating: 65, count: 1000), sent: 10)
