@@ -173,7 +173,7 @@ extension ConfigReader {
         }
         var baseURLs = AppStoreAPIConfig.defaultBaseURLs
         if let text = try string(map, "base_url", at: at) {
-            let url = try httpURL(text, at: "\(at).base_url")
+            let url = try apiBaseURL(text, at: "\(at).base_url")
             baseURLs = [.production: url, .sandbox: url]
         }
         if let raw = map["base_urls"] {
@@ -181,7 +181,7 @@ extension ConfigReader {
             try rejectUnknown(urls, allowed: ["Production", "Sandbox"], at: "\(at).base_urls")
             for (name, env) in [("Production", AppleEnvironment.production), ("Sandbox", .sandbox)] {
                 if let text = try string(urls, name, at: "\(at).base_urls") {
-                    baseURLs[env] = try httpURL(text, at: "\(at).base_urls.\(name)")
+                    baseURLs[env] = try apiBaseURL(text, at: "\(at).base_urls.\(name)")
                 }
             }
         }
@@ -296,6 +296,27 @@ extension ConfigReader {
             throw ConfigError(file: file, key: "\(at).\(key)", message: "expected a positive number")
         }
         return number
+    }
+
+    /// An App Store Server API base URL: `https`, or plain `http` to a loopback host only (a test double), since
+    /// every request carries the API's bearer token; no query or fragment, since request paths are appended.
+    private func apiBaseURL(_ text: String, at: String) throws -> URL {
+        let url = try httpURL(text, at: at)
+        let host = (url.host ?? "").lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        let loopback = host == "localhost" || host == "::1" || host.hasPrefix("127.")
+        if url.scheme?.lowercased() == "http", !loopback {
+            throw ConfigError(
+                file: file, key: at,
+                message:
+                    "expected an https URL: plain http only to a loopback host (the API token would cross the network in clear)"
+            )
+        }
+        if url.query != nil || url.fragment != nil {
+            throw ConfigError(
+                file: file, key: at,
+                message: "expected a base URL without a query or fragment (request paths are appended to it)")
+        }
+        return url
     }
 
     private func httpURL(_ text: String, at: String) throws -> URL {

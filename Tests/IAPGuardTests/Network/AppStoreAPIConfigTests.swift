@@ -82,6 +82,21 @@ struct AppStoreAPIConfigTests {
         #expect(config.fxFetch?.extraURL?.host == "fx.example.com")
     }
 
+    /// Every request carries the API's bearer token: a base URL in plain http is refused unless it is a loopback
+    /// test double, and one with a query (request paths would land after it) is refused too.
+    @Test func aBaseURLThatWouldSendTheTokenInClearOrMisplaceThePathIsRefused() {
+        let base = "app_store_api: {issuer_id: i, key_id: K, key_file: a, "
+        #expect(key(of: base + "base_url: \"http://api.storekit.apple.com\"}") == "app_store_api.base_url")
+        #expect(
+            key(of: base + "base_urls: {Sandbox: \"http://gateway.internal:8080\"}}")
+                == "app_store_api.base_urls.Sandbox")
+        #expect(key(of: base + "base_url: \"https://api.storekit.apple.com/?x=1\"}") == "app_store_api.base_url")
+        #expect(key(of: base + "base_url: \"https://proxy.internal/apple\"}") == nil)
+        #expect(key(of: base + "base_url: \"http://127.0.0.1:8080\"}") == nil)
+        #expect(key(of: base + "base_url: \"http://localhost:8080\"}") == nil)
+        #expect(key(of: base + "base_url: \"http://[::1]:8080\"}") == nil)
+    }
+
     @Test func mistakesNameTheirKey() {
         #expect(key(of: "app_store_api: {issuer_id: i, key_id: K}") == "app_store_api.key_file")
         #expect(
