@@ -27,19 +27,35 @@ extension SignedTransactionParser {
             orderID = try? object.string("order_id")
             receivedAt = try? object.time("received_at")
         }
+        var copies = refusedCopies(
+            ofSignedPart: compact, sourceKind: .jws, payloadHash: payloadHash, location: location)
+        for index in copies.indices {
+            copies[index].submittedByUserID = userID
+            copies[index].submittedOrderID = orderID
+            copies[index].receivedAt = receivedAt
+        }
+        return copies
+    }
+
+    /// The failed sightings of the signed transaction `compact` (a compact JWS that arrived as `sourceKind`) when
+    /// it is refused, as ``refusedCopies(of:payloadHash:location:)`` describes: empty when `compact` is not
+    /// refused or names no transaction id it can read. `field` names where it sat (a notification's
+    /// `data.signedTransactionInfo`) in the detail.
+    func refusedCopies(
+        ofSignedPart compact: String, sourceKind: AppleSighting.SourceKind, payloadHash: String, location: String,
+        field: String? = nil
+    ) -> [AppleSighting] {
         guard let refusal = refusal(of: compact) else { return [] }
         let ids = Self.transactionIDs(inPayloadOf: compact)
         guard !ids.isEmpty else { return [] }
-        let outcome = VerificationOutcome.failed(.badFormat, "refused and quarantined: \(refusal)")
+        let outcome = VerificationOutcome.failed(
+            .badFormat, "refused and quarantined: \(field.map { "\($0): " } ?? "")\(refusal)")
         let receiptKey = Hashing.sha256Hex(compact.trimmingCharacters(in: .whitespacesAndNewlines))
         return ids.map { id in
             var sighting = AppleSighting(
-                transaction: AppleTransaction(transactionID: id), sourceKind: .jws, sourceName: sourceName,
+                transaction: AppleTransaction(transactionID: id), sourceKind: sourceKind, sourceName: sourceName,
                 sourceRef: location, payloadHash: payloadHash, verification: outcome)
             sighting.receiptKey = receiptKey
-            sighting.submittedByUserID = userID
-            sighting.submittedOrderID = orderID
-            sighting.receivedAt = receivedAt
             if !TextTrim.isASCIIDigits(id) { sighting.anomalies.append("non-numeric-id") }
             return sighting
         }

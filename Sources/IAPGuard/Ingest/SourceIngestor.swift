@@ -626,10 +626,17 @@ public struct SourceIngestor {
             }
         case .notifications:
             let object = try JSONObject.parse(bytes, rejectingDuplicateKeys: true)
-            let (notification, sighting) = try NotificationParser(sourceName: source.name, verifier: verifier).parse(
-                object, payloadHash: payloadHash, location: location)
-            batch.notifications.append(notification)
-            if let sighting { batch.sightings.append(sighting) }
+            let parser = NotificationParser(sourceName: source.name, verifier: verifier)
+            do {
+                let (notification, sighting) = try parser.parse(object, payloadHash: payloadHash, location: location)
+                batch.notifications.append(notification)
+                if let sighting { batch.sightings.append(sighting) }
+            } catch let error as RecordError {
+                // A refused nested transaction is a tampered copy of it, as in a signed-transactions source.
+                let copies = parser.refusedTransactionCopies(of: object, payloadHash: payloadHash, location: location)
+                if copies.isEmpty { throw error }
+                throw RefusedSignedRecord(reason: error.message, copies: copies)
+            }
         case .orders:
             let object = try JSONObject.parse(bytes)
             batch.orders.append((try BackendRowMapper.order(object), source.name, location))

@@ -109,6 +109,57 @@ import Testing
         #expect(!verdict.details.contains { $0.contains("No copy of the transaction was ever received") })
     }
 
+    /// A notification whose own signature is fine but whose nested signed transaction is refused (numbers as
+    /// strings, a duplicate key) is the same tampered copy as that transaction in the signed-transactions file:
+    /// quarantined and kept as a failed `bad-format` sighting, so a credit of it is IAP-020's forgery. A
+    /// notification refused for something else around a fine transaction (its renewal info) stays quarantined
+    /// only.
+    @Test func aNotificationWhoseNestedTransactionIsRefusedKeepsAFailedCopyOfIt() throws {
+        let chain = MalformedCorpus.chain
+        let strings = try chain.sign(
+            payload: Self.payload("2000000870000011") {
+                $0.replacingOccurrences(of: #""price":4990"#, with: #""price":"4990""#)
+            })
+        let doubled = try chain.sign(
+            payload: Self.payload("2000000870000012") {
+                String($0.dropLast()) + #","productId":"com.example.coins.pack6500"}"#
+            })
+        let fine = try chain.sign(payload: Self.payload("2000000870000013"))
+        let badRenewal = MalformedCorpus.json([
+            "signedPayload": try chain.sign(
+                payload: Data(
+                    MalformedCorpus.json([
+                        "notificationType": "DID_RENEW", "notificationUUID": "n-3", "signedDate": 1_700_000_100_000,
+                        "data": [
+                            "bundleId": "com.example.coins", "appAppleId": 1_234_567, "environment": "Production",
+                            "signedTransactionInfo": fine, "signedRenewalInfo": "not-a-jws",
+                        ],
+                    ]).utf8))
+        ])
+        let lines = [
+            try StrictSignedDataTests.notification("ONE_TIME_CHARGE", uuid: "n-1", transaction: strings),
+            try StrictSignedDataTests.notification("ONE_TIME_CHARGE", uuid: "n-2", transaction: doubled),
+            badRenewal,
+        ]
+        let ingest = try CorpusIngest(
+            format: "notifications", bytes: Array((lines.joined(separator: "\n") + "\n").utf8))
+        defer { ingest.remove() }
+        #expect(try ingest.quarantine().map(\.location) == (1...3).map { "input.jsonl:\($0)" })
+        let rows = try ingest.store.database.query(
+            """
+            SELECT transaction_id, source_kind, verification, verification_reason, verification_detail, source_ref
+            FROM sightings ORDER BY transaction_id
+            """
+        ).map { $0.map { $0.textValue ?? "" } }
+        #expect(rows.map { $0[0] } == ["2000000870000011", "2000000870000012"], "\(rows)")
+        #expect(rows.allSatisfy { $0[1] == "notification" && $0[2] == "failed" && $0[3] == "bad-format" }, "\(rows)")
+        #expect(rows.first?[4].contains("data.signedTransactionInfo: schema: price") == true, "\(rows)")
+        #expect(rows.last?[4].contains(#"duplicate key "productId""#) == true, "\(rows)")
+        #expect(rows.map { $0[5] } == ["input.jsonl:1", "input.jsonl:2"])
+        #expect(try ingest.count("SELECT COUNT(*) FROM transactions") == 0)
+        #expect(try ingest.count("SELECT COUNT(*) FROM notifications") == 0)
+    }
+
     @Test func copiesAreReadOnlyFromAWholePayload() {
         let header = Base64URL.encode(Data(#"{"alg":"ES256"}"#.utf8))
         func jws(_ payload: String, signature: String = "c2ln") -> String {
