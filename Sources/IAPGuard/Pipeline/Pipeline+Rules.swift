@@ -316,6 +316,7 @@ extension Pipeline {
         let coverageLines =
             rules.contains { $0.id == "IAP-012" }
             ? try coverage(store, now: window.until, source: coverageSource) : []
+        let failedNotifications = try failedNotificationCounts(store)
         var input = ReportInput(
             runID: reportID, windowSince: window.since, windowUntil: window.until, startedAt: window.until,
             finishedAt: window.until, toolVersion: IAPGuardInfo.version, configHash: config.hash,
@@ -328,7 +329,7 @@ extension Pipeline {
             },
             ruleCounts: stats.map { .init(ruleID: $0.ruleID, evaluated: nil, error: $0.error) },
             quarantine: try quarantineCounts(store), history: (try? writer.readHistory()) ?? [],
-            coverage: coverageLines, cases: mappedCases)
+            coverage: coverageLines, cases: mappedCases, failedNotifications: failedNotifications)
         input.sourcesAsStored = true
         input.setSourceProblems(errors: sourceErrors, warnings: sourceWarnings)
         return try writer.write(consume input)
@@ -481,6 +482,20 @@ extension Pipeline {
                 sourceName: source, reason: reason, count: Int($0[2].integerValue ?? 0),
                 locations: locations[source + "\u{0}" + reason] ?? [])
         }
+    }
+
+    /// The notifications the store holds that failed verification, by source and reason (`nil` when none).
+    func failedNotificationCounts(_ store: any SQLBackedStore) throws -> [ReportInput.FailedNotificationCount]? {
+        let counts = try store.connection.query(
+            """
+            SELECT source_name, COALESCE(verification_reason, 'failed'), COUNT(*) FROM notification
+            WHERE verification = 'failed' GROUP BY source_name, COALESCE(verification_reason, 'failed') ORDER BY 1, 2
+            """, []
+        ).map {
+            ReportInput.FailedNotificationCount(
+                sourceName: $0[0].textValue ?? "", reason: $0[1].textValue ?? "", count: Int($0[2].integerValue ?? 0))
+        }
+        return counts.isEmpty ? nil : counts
     }
 
     /// Each source and reason's first ``ReportInput/QuarantineCount/maxLocations`` locations.

@@ -102,6 +102,20 @@ public struct ReportInput: Sendable, Hashable, Codable {
         }
     }
 
+    /// How many stored notifications of one source failed verification for one reason (they are kept, never
+    /// acted on).
+    public struct FailedNotificationCount: Sendable, Hashable, Codable {
+        public var sourceName: String
+        public var reason: String
+        public var count: Int
+
+        public init(sourceName: String, reason: String, count: Int) {
+            self.sourceName = sourceName
+            self.reason = reason
+            self.count = count
+        }
+    }
+
     /// One FX-normalised price / reference price ratio, for the arbitrage (IAP-008) distribution chart.
     public struct PriceRatio: Sendable, Hashable, Codable {
         public var storefront: String?
@@ -165,6 +179,9 @@ public struct ReportInput: Sendable, Hashable, Codable {
     public var rules: [RuleDescription]
     public var ruleCounts: [RuleCount]
     public var quarantine: [QuarantineCount]
+    /// Notifications the store holds that failed verification, by source and reason; `nil` when none (or not
+    /// counted), so a report without them is unchanged.
+    public var failedNotifications: [FailedNotificationCount]?
     /// Earlier runs (any order); entries for this run id or later are ignored.
     public var history: [RunHistoryEntry]
     /// Price ratios of the purchases IAP-008 examined. When `nil`, the ratios are read from IAP-008 findings'
@@ -194,9 +211,10 @@ public struct ReportInput: Sendable, Hashable, Codable {
         toolVersion: String, configHash: String, referenceCurrency: String, sources: [Source],
         findings: [Finding], rules: [RuleDescription], ruleCounts: [RuleCount], quarantine: [QuarantineCount],
         history: [RunHistoryEntry], priceRatios: [PriceRatio]? = nil, coverage: [Coverage]? = nil,
-        cases: [IncidentCase] = []
+        cases: [IncidentCase] = [], failedNotifications: [FailedNotificationCount]? = nil
     ) {
         self.coverage = coverage
+        self.failedNotifications = failedNotifications
         self.runID = runID
         self.windowSince = windowSince
         self.windowUntil = windowUntil

@@ -98,6 +98,12 @@ struct ReportSummary: Encodable {
         var locations: [String]?
     }
 
+    /// Stored notifications that failed verification, by source and reason.
+    struct FailedNotifications: Encodable {
+        var source, reason: String
+        var count: Int
+    }
+
     struct Storefront: Encodable {
         var storefront: String?
         var moneyAtRisk: String
@@ -114,6 +120,8 @@ struct ReportSummary: Encodable {
     var changeSincePrevious: Change?
     var rules: [Rule]
     var quarantine: [Quarantine]
+    /// Absent when no stored notification failed verification.
+    var failedNotifications: [FailedNotifications]?
     var moneyAtRiskByStorefront: [Storefront]
     var files: [String]
     /// Present only when some records could not be checked (kept out of the file otherwise).
@@ -157,6 +165,7 @@ struct ReportSummary: Encodable {
         case run, sources, totals
         case changeSincePrevious = "change_since_previous"
         case rules, quarantine
+        case failedNotifications = "failed_notifications"
         case moneyAtRiskByStorefront = "money_at_risk_by_storefront"
         case files, coverage, cases
     }
@@ -213,6 +222,9 @@ struct ReportSummary: Encodable {
         quarantine = input.quarantine
             .sorted { ($0.sourceName, $0.reason) < ($1.sourceName, $1.reason) }
             .map { Quarantine(source: $0.sourceName, reason: $0.reason, count: $0.count, locations: $0.locations) }
+        failedNotifications = input.failedNotifications?.map {
+            FailedNotifications(source: $0.sourceName, reason: $0.reason, count: $0.count)
+        }
         moneyAtRiskByStorefront = model.moneyByStorefront.map {
             Storefront(storefront: $0.storefront, moneyAtRisk: ReportFormat.decimal(milliunits: $0.amount))
         }
