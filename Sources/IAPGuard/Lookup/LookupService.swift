@@ -411,61 +411,79 @@ public struct LookupService {
     /// ``chargedTwiceWindowMillis``, at least one of them in `transactionIDs`. The store is asked for
     /// candidates tied to the payer by Apple Account, order, submission or token; a candidate is kept only when
     /// ``LookupContext/samePayer(_:_:)`` holds (the same Apple Account when both name one, else the same
-    /// ordering account), so a pair is found, and read, the same from either of its transactions.
+    /// ordering account), so a pair is found, and read, the same from either of its transactions. A pair with a
+    /// third purchase of the product by the same payer within the window of either member is a series the
+    /// customer chose (ten packs in a minute), not a double charge: it is no pair.
     func chargedTwiceTwins(of transactionIDs: [String], context: LookupContext, at now: Int64) throws -> [(
         String, String
     )] {
         var pairs = Set<[String]>()
         for id in transactionIDs {
-            guard let t = context.transactionsByID[id], t.environment == "Production",
-                ["verified", "not-signed"].contains(t.verification), t.inAppOwnershipType != "FAMILY_SHARED",
-                t.transactionReason != "RENEWAL", let product = t.productID, let at = t.purchaseDate,
-                let payer = context.payer(of: id)?.user
-            else { continue }
-            let rows = try reader.rows(
-                """
-                SELECT t.transaction_id FROM transactions t
-                WHERE t.product_id = :product AND t.transaction_id <> :id
-                  AND t.purchase_date BETWEEN :from AND :to
-                  AND COALESCE(t.original_transaction_id, t.transaction_id) <> :original
-                  AND t.environment = 'Production' AND t.verification IN ('verified', 'not-signed')
-                  AND COALESCE(t.in_app_ownership_type, 'PURCHASED') <> 'FAMILY_SHARED'
-                  AND COALESCE(t.transaction_reason, 'PURCHASE') <> 'RENEWAL'
-                  AND ((:account <> '' AND t.app_transaction_id = :account)
-                       OR EXISTS (SELECT 1 FROM orders o WHERE o.transaction_id = t.transaction_id AND o.user_id = :payer)
-                       OR EXISTS (SELECT 1 FROM sightings s WHERE s.transaction_id = t.transaction_id
-                                  AND s.submitted_by_user_id = :payer)
-                       OR (:token <> '' AND LOWER(t.app_account_token) = :token))
-                ORDER BY t.purchase_date, t.transaction_id
-                """,
-                [
-                    "product": .text(product), "id": .text(id), "from": .integer(at - chargedTwiceWindowMillis),
-                    "to": .integer(at + chargedTwiceWindowMillis),
-                    "original": .text(t.originalTransactionID ?? id), "payer": .text(payer),
-                    "token": .text(t.appAccountToken?.lowercased() ?? ""),
-                    "account": .text(t.appTransactionID ?? ""),
-                ])
-            for row in rows {
-                guard let other = row.text("transaction_id") else { continue }
-                pairs.insert([id, other].sorted())
-            }
+            for other in try chargedTwiceCandidates(of: id, context: context) { pairs.insert([id, other].sorted()) }
         }
         // Judge each candidate pair on its own evidence, loaded when the lookup's does not hold it.
         let involved = Set(pairs.flatMap { $0 })
         let pairContext =
             involved.isSubset(of: context.transactionsByID.keys)
             ? context : try loadContext(transactionIDs: involved.sorted(), orderIDs: [], at: now)
+        // Every member's own candidates, whichever id was looked up: a third one makes the pair a series.
+        var neighbours: [String: [String]] = [:]
+        for id in involved.sorted() { neighbours[id] = try chargedTwiceCandidates(of: id, context: pairContext) }
+        let widened = involved.union(neighbours.values.joined())
+        let judged =
+            widened.isSubset(of: pairContext.transactionsByID.keys)
+            ? pairContext : try loadContext(transactionIDs: widened.sorted(), orderIDs: [], at: now)
         // A charge Apple already refunded (not undone) left the customer nothing to claim: not charged twice.
         func refunded(_ id: String) -> Bool {
-            guard let refund = pairContext.decisiveRefund(id) else { return false }
+            guard let refund = judged.decisiveRefund(id) else { return false }
             return refund.eventType != "REFUND_REVERSED"
         }
-        pairs = pairs.filter { pairContext.samePayer($0[0], $0[1]) && !refunded($0[0]) && !refunded($0[1]) }
+        func inSeries(_ pair: [String]) -> Bool {
+            let others = Set(pair.flatMap { neighbours[$0] ?? [] }).subtracting(pair)
+            return others.contains { other in pair.contains { judged.samePayer($0, other) } }
+        }
+        pairs = pairs.filter {
+            judged.samePayer($0[0], $0[1]) && !refunded($0[0]) && !refunded($0[1]) && !inSeries($0)
+        }
         return pairs.sorted { $0.lexicographicallyPrecedes($1) }.map { pair in
-            let a = pairContext.transactionsByID[pair[0]]?.purchaseDate ?? 0
-            let b = pairContext.transactionsByID[pair[1]]?.purchaseDate ?? 0
+            let a = judged.transactionsByID[pair[0]]?.purchaseDate ?? 0
+            let b = judged.transactionsByID[pair[1]]?.purchaseDate ?? 0
             return a <= b ? (pair[0], pair[1]) : (pair[1], pair[0])
         }
+    }
+
+    /// The other real purchases of `id`'s product within ``chargedTwiceWindowMillis`` of it that the store
+    /// ties to its payer (Apple Account, order, submission or token); the caller checks the payer is the same.
+    func chargedTwiceCandidates(of id: String, context: LookupContext) throws -> [String] {
+        guard let t = context.transactionsByID[id], t.environment == "Production",
+            ["verified", "not-signed"].contains(t.verification), t.inAppOwnershipType != "FAMILY_SHARED",
+            t.transactionReason != "RENEWAL", let product = t.productID, let at = t.purchaseDate,
+            let payer = context.payer(of: id)?.user
+        else { return [] }
+        let rows = try reader.rows(
+            """
+            SELECT t.transaction_id FROM transactions t
+            WHERE t.product_id = :product AND t.transaction_id <> :id
+              AND t.purchase_date BETWEEN :from AND :to
+              AND COALESCE(t.original_transaction_id, t.transaction_id) <> :original
+              AND t.environment = 'Production' AND t.verification IN ('verified', 'not-signed')
+              AND COALESCE(t.in_app_ownership_type, 'PURCHASED') <> 'FAMILY_SHARED'
+              AND COALESCE(t.transaction_reason, 'PURCHASE') <> 'RENEWAL'
+              AND ((:account <> '' AND t.app_transaction_id = :account)
+                   OR EXISTS (SELECT 1 FROM orders o WHERE o.transaction_id = t.transaction_id AND o.user_id = :payer)
+                   OR EXISTS (SELECT 1 FROM sightings s WHERE s.transaction_id = t.transaction_id
+                              AND s.submitted_by_user_id = :payer)
+                   OR (:token <> '' AND LOWER(t.app_account_token) = :token))
+            ORDER BY t.purchase_date, t.transaction_id
+            """,
+            [
+                "product": .text(product), "id": .text(id), "from": .integer(at - chargedTwiceWindowMillis),
+                "to": .integer(at + chargedTwiceWindowMillis),
+                "original": .text(t.originalTransactionID ?? id), "payer": .text(payer),
+                "token": .text(t.appAccountToken?.lowercased() ?? ""),
+                "account": .text(t.appTransactionID ?? ""),
+            ])
+        return rows.compactMap { $0.text("transaction_id") }
     }
 
     func chargedTwiceVerdict(_ first: String, _ second: String, context: LookupContext) -> ClaimVerdict {

@@ -58,6 +58,13 @@ import Testing
                 revokedAt: refunded ? at + 2 * day : nil, appleAccount: "705000000000002041")
             w.credit("c-\(tx)", tx: tx, order: "o-\(tx)", user: "u-refunded", at: at + (minutes + 1) * 60_000)
         }
+        // A customer who bought three packs a minute apart from one Apple Account: a series they chose, not a
+        // double charge.
+        for (tx, minutes) in [("1000000000002051", Int64(0)), ("1000000000002052", 1), ("1000000000002053", 2)] {
+            w.purchase(
+                tx, user: "u-series", order: "o-\(tx)", at: at + minutes * 60_000, appleAccount: "705000000000002051")
+            w.credit("c-\(tx)", tx: tx, order: "o-\(tx)", user: "u-series", at: at + (minutes + 1) * 60_000)
+        }
         try w.commit(runRules: true)
         return w
     }
@@ -118,6 +125,20 @@ import Testing
             #expect(v.transactionID == "1000000000002031" && v.relatedTransactionIDs == ["1000000000002032"])
             #expect(v.headline.contains("Apple Account 705000000000002031"), "\(v.headline)")
             #expect(v.headline.contains("u-left") && v.headline.contains("u-right"), "\(v.headline)")
+        }
+    }
+
+    /// Three purchases of one product within the hour by one payer are a series the customer chose: no pair of
+    /// them is charged twice, whichever id is looked up; a pair with no third purchase still is (above).
+    @Test func threePurchasesOfOneProductWithinTheHourAreASeriesNotChargedTwice() throws {
+        let world = try Self.world()
+        for (id, kind) in [
+            ("1000000000002051", IDKind.transaction), ("1000000000002052", .transaction),
+            ("1000000000002053", .transaction), ("u-series", .user),
+        ] {
+            let result = try world.lookup(id, kind: kind)
+            #expect(Self.chargedTwice(result).isEmpty, "\(id): \(Self.chargedTwice(result).map(\.headline))")
+            #expect(result.verdicts.allSatisfy { $0.code == .paidAndCredited }, "\(id): \(result.verdicts.map(\.code))")
         }
     }
 }
