@@ -32,6 +32,12 @@ public struct AppStoreAPIError: Error, Sendable, CustomStringConvertible {
         if (300..<400).contains(status) {
             text += " (a redirect, not followed: Apple's API never redirects, and the request carries the API token)"
         }
+        if status == 401 {
+            // Apple answers 401 with no body; the cause is always on this side.
+            text +=
+                " (Apple refused the API token: check app_store_api key_id, issuer_id and bundle_id against"
+                + " App Store Connect, that the key file is that key's .p8, and that this machine's clock is right)"
+        }
         if let errorCode { text += " errorCode \(errorCode)" }
         if let errorMessage { text += " (\(errorMessage.prefix(200)))" }
         return text

@@ -95,6 +95,16 @@ public final class URLSessionHTTPClient: HTTPClient, @unchecked Sendable {
             switch urlError.code {
             case .timedOut: return .timeout("\(request) after \(timeout) s")
             case .unsupportedURL, .badURL: return .badURL(request.url.absoluteString)
+            case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
+                .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot, .clientCertificateRejected:
+                return .transport("\(request): TLS failed (\(urlError.code.rawValue) \(urlError.localizedDescription))")
+            case .unknown:
+                // FoundationNetworking reports a failed TLS handshake as code -1, its text starting with the
+                // TLS library's version (and OpenSSL's reason, when it gave one).
+                return .transport(
+                    "\(request): the connection failed (\(urlError.localizedDescription)); this is how a failed TLS"
+                        + " handshake is reported: an untrusted, expired or mismatched certificate, or a server not"
+                        + " speaking TLS")
             default: return .transport("\(request): \(urlError.code.rawValue) \(urlError.localizedDescription)")
             }
         }

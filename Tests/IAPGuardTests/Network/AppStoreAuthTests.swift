@@ -157,6 +157,32 @@ struct ResilientHTTPClientTests {
         #expect(error.description.contains("a redirect, not followed"), "\(error)")
     }
 
+    /// A TLS handshake that fails (here: the server answers in plain text) says TLS, not just a library
+    /// version.
+    @Test func aFailedTLSHandshakeSaysSo() throws {
+        let server = try LoopbackHTTPServer(banner: Data("HTTP/1.1 400 Bad Request\r\n\r\n".utf8)) { _ in .drop }
+        defer { server.stop() }
+        var parts = try #require(URLComponents(url: server.baseURL, resolvingAgainstBaseURL: false))
+        parts.scheme = "https"
+        let url = try #require(parts.url)
+        let error = try #require(throws: HTTPClientError.self) {
+            _ = try URLSessionHTTPClient().send(HTTPRequest(url: url), timeout: 5)
+        }
+        #expect("\(error)".contains("TLS"), "\(error)")
+    }
+
+    /// Apple's 401 has no body; the error says which settings to check instead of a bare status.
+    @Test func anUnauthorizedAnswerNamesTheSettingsToCheck() {
+        let response = HTTPResponse(status: 401, headers: [:], body: Data())
+        let error = AppStoreAPIError.parse(response, request: "GET /inApps/v2/history/1")
+        for setting in ["key_id", "issuer_id", "bundle_id", ".p8", "clock"] {
+            #expect(error.description.contains(setting), "\(error)")
+        }
+        let forbidden = AppStoreAPIError.parse(
+            HTTPResponse(status: 403, headers: [:], body: Data()), request: "GET /inApps/v2/history/1")
+        #expect(!forbidden.description.contains("key_id"), "\(forbidden)")
+    }
+
     @Test func aTruncatedBodyIsAnError() throws {
         let server = try LoopbackHTTPServer { _ in
             .truncated(status: 200, body: Data(repeating: 65, count: 1000), sent: 10)

@@ -43,10 +43,16 @@ final class LoopbackHTTPServer: @unchecked Sendable {
     private var requestLog: [Request] = []
 
     let keepAlive: Bool
+    /// Bytes written the moment a connection is accepted, before any request is read (a server that does not
+    /// speak what the client expects, such as plain text to a TLS client).
+    let banner: Data?
 
-    init(keepAlive: Bool = false, handler: @escaping @Sendable (Request) -> Reply) throws {
+    init(
+        keepAlive: Bool = false, banner: Data? = nil, handler: @escaping @Sendable (Request) -> Reply
+    ) throws {
         self.handler = handler
         self.keepAlive = keepAlive
+        self.banner = banner
         #if canImport(Glibc)
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
@@ -121,6 +127,7 @@ final class LoopbackHTTPServer: @unchecked Sendable {
 
     private func serve(_ fd: Int32) {
         defer { close(fd) }
+        if let banner { write(fd, banner) }
         // At most 1000 requests per connection (a bound for the loop; clients open a new one after).
         for _ in 0..<(keepAlive ? 1000 : 1) {
             guard let request = readRequest(fd) else { return }
