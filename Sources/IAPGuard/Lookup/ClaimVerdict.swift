@@ -52,6 +52,9 @@ public struct ClaimVerdict: Sendable, Hashable, Codable {
         /// credits yet: no money was paid, so nothing is owed (IAP-014 does not report it); the customer gets
         /// access once the app credits it.
         case freeNotCredited = "free-not-credited"
+        /// A purchase of a product the catalog credits 0 units for (a tip jar, a donation) that nothing credits:
+        /// the backend has nothing to write, so nothing is owed (IAP-014 does not report it).
+        case nothingToCredit = "nothing-to-credit"
         /// An order with no Apple payment behind it and no credit.
         case orderNotPaid = "order-not-paid"
         /// Nothing matches the id.
@@ -61,7 +64,7 @@ public struct ClaimVerdict: Sendable, Hashable, Codable {
         public var isProblem: Bool {
             switch self {
             case .paidAndCredited, .pendingCredit, .refundedClawedBack, .upgraded, .refundedAfterPeriod, .sandbox,
-                .familyShared, .subscriptionRenewal, .freeNotCredited, .orderNotPaid, .notFound:
+                .familyShared, .subscriptionRenewal, .freeNotCredited, .nothingToCredit, .orderNotPaid, .notFound:
                 return false
             case .missingCredit, .misCredit, .replayed, .chargedTwice, .tokenShared, .wrongApp, .creditedWrongItem,
                 .refundedStillCredited, .forged, .unverifiable:

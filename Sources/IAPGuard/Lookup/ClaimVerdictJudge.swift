@@ -292,6 +292,17 @@ struct ClaimVerdictJudge {
             return v
         }
 
+        // A product that grants nothing (catalog units 0: a tip, a donation): no credit is written, none is owed
+        // (as IAP-014 holds).
+        if standing.isEmpty, c.expectedUnits(t) == 0 {
+            var v = make(
+                .nothingToCredit,
+                "Paid, nothing to credit: transaction \(transactionID) (\(product), \(price)) is for a product the catalog credits 0 units for (a tip or a donation), so the backend has nothing to write."
+            )
+            v.details = notes
+            return v
+        }
+
         // Never credited.
         if standing.isEmpty {
             let payer = c.payer(of: transactionID)

@@ -425,6 +425,17 @@ import Testing
         try Self.expectJudged(world, "1000000000001002", .missingCredit, flagged: true, rules: ["IAP-014"])
     }
 
+    @Test func aPaidTipTheCatalogCreditsNothingForIsOwedNothingWhileAnUncreditedPackIsMissing() throws {
+        let world = try Self.world { w in
+            w.purchase(
+                "1000000000001051", user: "u-tip", order: "o-tip", at: Self.now - 10 * Self.day,
+                product: LookupTestWorld.tip, price: 990)
+            w.purchase("1000000000001052", user: "u-pack", order: "o-pack", at: Self.now - 10 * Self.day, price: 990)
+        }
+        try Self.expectJudged(world, "1000000000001051", .nothingToCredit, flagged: false, rules: ["IAP-014"])
+        try Self.expectJudged(world, "1000000000001052", .missingCredit, flagged: true, rules: ["IAP-014"])
+    }
+
     @Test func aCreditMovedFromAGuestAccountIsNotAMisCreditWhileOneTheGuestNeverHadIs() throws {
         let world = try Self.world { w in
             let at = Self.now - 10 * Self.day

@@ -17,6 +17,8 @@ struct LookupTestWorld {
     static let yearly = "com.example.coins.plus.yearly"
     /// A catalog product named outside the bundle's namespace, as Apple allows.
     static let gems = "gems_1000"
+    /// A tip jar: the catalog credits 0 units for it.
+    static let tip = "com.example.coins.tip"
 
     let directory: URL
     let storePath: String
@@ -339,6 +341,9 @@ struct LookupTestWorld {
                 referencePrice: 39_990, referenceCurrency: "USD"),
             .init(
                 bundleID: Self.bundle, productID: Self.gems, type: "Consumable", units: 1000, referencePrice: 990,
+                referenceCurrency: "USD"),
+            .init(
+                bundleID: Self.bundle, productID: Self.tip, type: "Consumable", units: 0, referencePrice: 990,
                 referenceCurrency: "USD"),
         ]
         reference.testers = ["qa-1"]
