@@ -56,6 +56,8 @@ extension UserSimulator {
         case .refundFarmAccounts: try refundFarmAccounts(slot)
         case .movedOutOfCheapCountry: try movedOutOfCheapCountry(k)
         case .firstEntryCredited: try firstEntryCredited()
+        case .unpaidOrderCredited: try unpaidOrderCredited(k)
+        case .failedOrderRetried: try failedOrderRetried(k)
         }
     }
 
@@ -1364,5 +1366,69 @@ extension UserSimulator {
             truthFor(
                 .firstEntryCredited, "IAP-001", hit: true, tx: older.tx, order: older.order,
                 note: "credited again on order \(order.orderID) for today's \(tx.transactionID)"))
+    }
+
+    /// An order whose payment failed (or was cancelled) credited anyway: no Apple transaction anywhere, the
+    /// credit names only the order (IAP-022 hit).
+    func unpaidOrderCredited(_ k: Int) throws {
+        try runNormal()
+        let t0 = scenarioTime()
+        let channel: Channel = k % 2 == 0 ? .jws : .legacy
+        // The purchase the order was for; Apple never charged it, so nothing of it is ever delivered.
+        let attempt = newTransaction(
+            C.pack2500, storefront: user.home, at: t0, token: channel == .jws ? user.token : nil)
+        let status = k % 2 == 0 ? "failed" : "cancelled"
+        var order = newOrder(for: attempt, by: user, status: status, channel: channel)
+        order.transactionID = nil
+        try sink.order(order)
+        var credit = newCredit(for: attempt, order: order, to: user, at: t0 + rng.int64(3000...60000))
+        credit.transactionID = nil
+        try sink.credit(credit)
+        var t = truthFor(
+            .unpaidOrderCredited, "IAP-022", hit: true, tx: nil, order: order,
+            note: "order \(status), no Apple transaction, \(C.pack2500.productID) credited on the order")
+        t.productID = C.pack2500.productID
+        t.level = "high"
+        try truth(t)
+    }
+
+    /// Failed orders that are not unpaid credits (IAP-022 no-hit): a payment declined and retried on a new
+    /// order that Apple charged and the backend credited, beside a support grant with neither order nor
+    /// transaction; or an order the backend marked failed (a timeout) although Apple charged it, credited
+    /// under the transaction.
+    func failedOrderRetried(_ k: Int) throws {
+        try runNormal()
+        let t0 = scenarioTime()
+        if k % 2 == 0 {
+            let attempt = newTransaction(C.pack1200, storefront: user.home, at: t0, token: user.token)
+            var declined = newOrder(for: attempt, by: user, status: "failed", channel: .jws)
+            declined.transactionID = nil
+            try sink.order(declined)
+            let retry = try buy(C.pack1200, at: t0 + rng.int64(60000...600_000), channel: .jws, noise: false)
+            var grant = Credit(creditID: nextCreditID())
+            grant.userID = user.id
+            grant.productID = C.pack100.productID
+            grant.units = C.pack100.units
+            grant.creditedAt = t0 + rng.int64(WorldTime.hour...6 * WorldTime.hour)
+            try sink.credit(grant)
+            try truth(
+                truthFor(
+                    .failedOrderRetried, "IAP-022", hit: false, tx: nil, order: declined,
+                    note:
+                        "declined, retried on order \(retry.order?.orderID ?? "?") (paid, credited); a goodwill grant without order"
+                ))
+            return
+        }
+        let tx = newTransaction(C.pack1200, storefront: user.home, at: t0, token: user.token)
+        sink.countPurchase()
+        let order = newOrder(for: tx, by: user, status: "failed", channel: .jws)
+        try sink.order(order)
+        let at = t0 + rng.int64(2000...40000)
+        try deliver(tx, channel: .jws, submitter: user.id, orderID: order.orderID, at: at)
+        try sink.credit(newCredit(for: tx, order: order, to: user, at: at + rng.int64(500...3000)))
+        try truth(
+            truthFor(
+                .failedOrderRetried, "IAP-022", hit: false, tx: tx, order: order,
+                note: "order marked failed after a timeout; Apple charged and the credit names the transaction"))
     }
 }

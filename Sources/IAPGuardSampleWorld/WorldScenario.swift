@@ -52,6 +52,8 @@ enum WorldScenario: String, CaseIterable, Sendable {
     case refundFarmAccounts = "refund-farm-accounts"
     case movedOutOfCheapCountry = "moved-out-of-cheap-country"
     case firstEntryCredited = "first-entry-credited"
+    case unpaidOrderCredited = "unpaid-order-credited"
+    case failedOrderRetried = "failed-order-retried"
 
     /// Scenarios that need the user's home storefront to be a full-price one.
     var needsFullPriceHome: Bool {

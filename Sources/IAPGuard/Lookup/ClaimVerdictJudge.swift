@@ -597,14 +597,24 @@ struct ClaimVerdictJudge {
             return v
         }
         if !standing.isEmpty {
+            let receivers = Array(Set(standing.compactMap(\.userID))).sorted()
+            let unpaid = Self.isUnpaid(orderStatus: order.status)
             var v = ClaimVerdict(
                 code: .unverifiable,
-                headline:
-                    "Unconfirmed: order \(order.orderID) was credited to \(Set(standing.compactMap(\.userID)).sorted().joined(separator: ", ")) without any Apple transaction.",
+                headline: unpaid
+                    ? "Credited without payment: order \(order.orderID) is marked \(order.status ?? "?") by the backend and no Apple transaction is behind it, yet it was credited to \(receivers.joined(separator: ", "))."
+                    : "Unconfirmed: order \(order.orderID) was credited to \(receivers.joined(separator: ", ")) without any Apple transaction.",
                 transactionID: nil)
             v.orderIDs = [order.orderID]
             v.paidBy = order.userID
-            v.creditedTo = Array(Set(standing.compactMap(\.userID))).sorted()
+            v.creditedTo = receivers
+            v.details.append(
+                "Credit(s) \(standing.map(\.creditID).sorted().joined(separator: ", ")) name no transaction, and no copy Apple sent came in with the order."
+            )
+            v.action =
+                unpaid
+                ? "Reverse the credit for \(receivers.joined(separator: ", ")): the order was never paid (IAP-022)."
+                : "Do not grant more; check whether the data was pulled, else reverse the credit."
             return v
         }
         var v = ClaimVerdict(
@@ -617,6 +627,19 @@ struct ClaimVerdictJudge {
         v.details.append(
             "The customer was most likely not charged; if they show an Apple receipt, look up its transaction ID.")
         return v
+    }
+
+    /// Order statuses that say the order was never paid, as IAP-022's `unpaid_statuses` lists them by default
+    /// (compared trimmed and in lower case).
+    static let unpaidOrderStatuses: Set<String> = [
+        "failed", "cancelled", "canceled", "declined", "rejected", "abandoned", "voided", "void", "unpaid",
+        "payment_failed",
+    ]
+
+    /// Whether an order's status says it was never paid (``unpaidOrderStatuses``).
+    static func isUnpaid(orderStatus: String?) -> Bool {
+        guard let status = orderStatus else { return false }
+        return unpaidOrderStatuses.contains(TextTrim.whitespacesAndNewlines(status[...]).lowercased())
     }
 
     /// The accounts that should have received `credit` of a transaction and why, when its account is not among

@@ -89,7 +89,7 @@ import Testing
     @Test func theRunSummaryCountsHitsForEveryRule() throws {
         let world = try RunWorld.shared.get()
         let stats = world.firstRun.ruleStats
-        #expect(stats.map(\.ruleID) == (1...21).map { String(format: "IAP-%03d", $0) })
+        #expect(stats.map(\.ruleID) == (1...22).map { String(format: "IAP-%03d", $0) })
         #expect(stats.allSatisfy { $0.hits > 0 && $0.error == nil })
         #expect(stats.allSatisfy { $0.new == $0.hits && $0.recurring == 0 })
         #expect(world.firstRun.text().contains("IAP-020"))

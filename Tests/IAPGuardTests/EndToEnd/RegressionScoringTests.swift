@@ -22,6 +22,7 @@ import Testing
         "IAP-017": "sandbox",
         "IAP-018": "wrong-item", "IAP-019": "wrong-item",
         "IAP-021": "apple-account",
+        "IAP-022": "unpaid",
     ]
 
     typealias Row = TruthWorld.Row

@@ -45,8 +45,8 @@ struct RuleEngineTests {
     @Test func everyShippedRuleLoadsAndValidates() throws {
         let (rules, errors) = RuleSet.load(from: Self.rulesFolder)
         #expect(errors.isEmpty, "\(errors)")
-        #expect(rules.count == 21)
-        #expect(rules.map(\.id) == (1...21).map { String(format: "IAP-%03d", $0) })
+        #expect(rules.count == 22)
+        #expect(rules.map(\.id) == (1...22).map { String(format: "IAP-%03d", $0) })
         let issues = try RuleValidator().validate(rules, now: Self.now)
         #expect(issues.filter { $0.severity == .error }.isEmpty, "\(issues)")
         #expect(rules.allSatisfy { !$0.tests.isEmpty && !$0.runbook.isEmpty })
