@@ -182,6 +182,11 @@ public enum BackendRowMapper {
         }
         c.creditedAt = creditedAt
         c.reversedAt = try row.time(.reversedAt)
+        if let reversed = c.reversedAt, reversed < creditedAt {
+            // A reversal cannot precede the grant: the credit stands (the source's warning names the row).
+            c.reversalBeforeGrant = reversed
+            c.reversedAt = nil
+        }
         c.reversalReason = row.text(.reversalReason)
         c.consumedUnits = try row.integer(.consumedUnits)
         c.consumedAt = try row.time(.consumedAt)

@@ -51,6 +51,10 @@ public struct SourceHealth: Sendable {
     /// but rules never act on them), and the first few `location (reason)`.
     public private(set) var failedNotifications: [String: Int] = [:]
     public private(set) var firstFailedNotifications: [String] = []
+    /// Credits of this run whose `reversed_at` preceded their `credited_at` (held standing, see
+    /// ``Credit/reversalBeforeGrant``), and the first ``maxBadShown`` of them, `location (credit id)`.
+    public private(set) var reversalsBeforeGrant = 0
+    public private(set) var firstReversalsBeforeGrant: [String] = []
     /// How many quarantined records the log names per source.
     public static let maxBadShown = 5
     /// Files or databases read in this run (unchanged files are skipped and not counted).
@@ -102,6 +106,12 @@ public struct SourceHealth: Sendable {
             if order.transactionID != nil { present["transaction_id", default: 0] += 1 }
             if order.price != nil { present["price", default: 0] += 1 }
             if order.currency != nil { present["currency", default: 0] += 1 }
+        }
+        for (credit, _, ref) in batch.credits where credit.reversalBeforeGrant != nil {
+            reversalsBeforeGrant += 1
+            if firstReversalsBeforeGrant.count < Self.maxBadShown {
+                firstReversalsBeforeGrant.append("\(ref) (\(credit.creditID))")
+            }
         }
         // A credit that names its order is tied to the order's transaction (linked after the ingest).
         for (credit, _, _) in batch.credits where credit.transactionID != nil || credit.orderID != nil {
@@ -172,6 +182,13 @@ public struct SourceHealth: Sendable {
         }
         if let folder = emptyFolder, total == 0 {
             warnings.append("delivered 0 records (the folder holds no file: \(folder))")
+        }
+        if reversalsBeforeGrant > 0 {
+            let more = reversalsBeforeGrant > firstReversalsBeforeGrant.count ? ", …" : ""
+            warnings.append(
+                "\(reversalsBeforeGrant) credit(s) reversed before they were granted (reversed_at earlier than "
+                    + "credited_at): a reversal cannot precede the grant, so they are held standing: "
+                    + firstReversalsBeforeGrant.joined(separator: ", ") + more)
         }
         if let minimum = source.minRecords, wasRead || emptyFolder != nil, good < minimum {
             errors.append("delivered \(good) records, fewer than min_records (\(minimum))")

@@ -368,7 +368,8 @@ public struct Pipeline {
             }
             for warning in verdict.warnings {
                 summary.warnings.append("source \(source.name): \(warning)")
-                logger.warning("empty delivery", metadata: ["source": "\(source.name)", "warning": "\(warning)"])
+                logger.warning(
+                    "source delivery warning", metadata: ["source": "\(source.name)", "warning": "\(warning)"])
             }
         }
         let elapsed = startedAt.duration(to: .now)
