@@ -114,11 +114,12 @@ struct ScopeClosure {
         Lookup(table: "credit", by: .creditID, outputs: [.creditID, .userID, .orderID]),
     ]
 
-    /// Step 2: the transactions of scoped orders, credits, original ids and receipts. Each adds transaction ids
-    /// only, and none looks up by one.
+    /// Step 2: the transactions of scoped orders (named by the order, or submitted with it: the copy's
+    /// `submitted_order_id`, through which an order naming no transaction is paid), credits, original ids and
+    /// receipts. Each adds transaction ids only, and none looks up by one.
     static let backToTransactions: [Lookup] = [
-        ("backend_order", ScopeKind.orderID), ("credit", .creditID), ("credit", .orderID),
-        ("apple_transaction", .originalTransactionID), ("apple_sighting", .receiptKey),
+        ("backend_order", ScopeKind.orderID), ("apple_sighting", .orderID), ("credit", .creditID),
+        ("credit", .orderID), ("apple_transaction", .originalTransactionID), ("apple_sighting", .receiptKey),
         ("apple_sighting", .originalTransactionID),
     ].map { Lookup(table: $0.0, by: $0.1, outputs: [.transactionID]) }
 

@@ -47,6 +47,7 @@ public enum Schema {
         CreditOrderLinkSchema.migration,
         GracePeriodSchema.migration,
         ClawbackViewSchema.migration,
+        SubmittedOrderLinkSchema.migration,
     ]
 
     /// The newest schema version.

@@ -231,7 +231,7 @@ import Testing
             recorder.statements.filter { statement in
                 Self.storeTables.contains { statement.sql.contains(" FROM \($0) WHERE ") }
             } + lookups
-        #expect(lookups.count == 13)
+        #expect(lookups.count == 14)
         #expect(statements.contains { $0.sql.contains("FROM apple_sighting WHERE first_run_id > ?") })
         #expect(statements.contains { $0.sql.contains("FROM apple_sighting WHERE receipt_key IN (?") })
         #expect(statements.contains { $0.sql.contains("LOWER(app_account_token) IN (?)") })

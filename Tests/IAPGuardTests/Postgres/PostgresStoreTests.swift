@@ -150,6 +150,14 @@ struct PostgresStoreTests {
         })
     }
 
+    @Test func creditsAreLinkedThroughTheCopiesSubmittedWithTheirOrderAsOnSQLite() throws {
+        var stores = 0
+        try CreditOrderLinkTests.checkSubmittedLinks(on: {
+            stores += 1
+            return try TestPostgres.freshStore("submittedlink\(stores)")
+        })
+    }
+
     @Test func theGracePeriodExpiryIsStoredAndFilledInAsOnSQLite() throws {
         var stores = 0
         try GracePeriodColumnTests.checkGracePeriodColumn(on: {

@@ -139,4 +139,109 @@ import Testing
     @Test func creditsNamingOnlyTheirOrderTakeTheOrdersTransaction() throws {
         try Self.checkLinks(on: { try LedgerPassRuns.memoryStore() })
     }
+
+    /// A copy of transaction `tx` submitted with `order` (the wrapper's `order_id`).
+    static func copy(
+        _ tx: String, order: String, product: String = "com.example.coins.pack100", at: Int64 = t0 + 1_000,
+        failed: Bool = false
+    ) -> AppleSighting {
+        var t = AppleTransaction(transactionID: tx)
+        t.originalTransactionID = tx
+        t.bundleID = "com.example.coins"
+        t.productID = product
+        t.environment = "Production"
+        t.purchaseDate = at
+        var s = AppleSighting(
+            transaction: t, sourceKind: .jws, sourceName: "signed", sourceRef: "tx.jsonl:\(tx)-\(order)",
+            payloadHash: "h\(tx)-\(order)",
+            verification: failed ? VerificationOutcome(status: .failed, reason: "bad-signature") : .verified)
+        s.submittedOrderID = order
+        return s
+    }
+
+    /// An order of `product` that names no transaction.
+    static func bareOrder(_ id: String, user: String, product: String = "com.example.coins.pack100") -> BackendOrder {
+        var o = order(id, tx: nil, user: user)
+        o.productID = product
+        return o
+    }
+
+    /// The whole behaviour of links through submitted copies on one store (also run on PostgreSQL).
+    static func checkSubmittedLinks(on makeStore: () throws -> any SQLBackedStore) throws {
+        // A replay into an accomplice's order: neither the order nor its credit names the transaction; the
+        // copy submitted with the order does. Whichever arrives first.
+        for (name, batches) in [
+            (
+                "copy first",
+                [
+                    batch(sightings: [copy("9001", order: "o-9")]),
+                    batch(orders: [bareOrder("o-9", user: "u9")], credits: [credit("c9", order: "o-9", user: "u9")]),
+                ]
+            ),
+            (
+                "credit first",
+                [
+                    batch(orders: [bareOrder("o-9", user: "u9")], credits: [credit("c9", order: "o-9", user: "u9")]),
+                    batch(sightings: [copy("9001", order: "o-9")]),
+                ]
+            ),
+        ] {
+            let store = try makeStore()
+            let runIDs = try runs(batches, on: store)
+            #expect(try links(store) == ["c9": "9001"], "\(name)")
+            #expect(
+                try store.rows("SELECT last_run_id FROM credits").map { $0[0].integerValue } == [runIDs.last],
+                "\(name)")
+            let before = try PostgresStoreTests.dump(store)
+            #expect(try store.linkCreditsToOrderTransactions(runID: runIDs.last ?? 0) == 0, "\(name)")
+            #expect(try PostgresStoreTests.dump(store) == before, "\(name)")
+        }
+
+        // A legacy receipt carries an older purchase of the product beside the order's: the one bought after
+        // the order was created is its payment. Two purchases after it are ambiguous: no link. A verified copy
+        // wins over a failed one, the order's product over another; only failed copies still link (a forged
+        // payload credited is IAP-020's).
+        let legacy = try makeStore()
+        try runs(
+            [
+                batch(
+                    orders: [
+                        bareOrder("o-10", user: "u10"), bareOrder("o-11", user: "u11"), bareOrder("o-12", user: "u12"),
+                        bareOrder("o-13", user: "u13"),
+                    ],
+                    credits: [
+                        credit("c10", order: "o-10", user: "u10"), credit("c11", order: "o-11", user: "u11"),
+                        credit("c12", order: "o-12", user: "u12"), credit("c13", order: "o-13", user: "u13"),
+                    ],
+                    sightings: [
+                        copy("10001", order: "o-10", at: t0 - 3 * 86_400_000), copy("10002", order: "o-10"),
+                        copy("11001", order: "o-11"), copy("11002", order: "o-11", at: t0 + 5_000),
+                        copy("12001", order: "o-12", failed: true), copy("12002", order: "o-12"),
+                        copy("12003", order: "o-12", product: "com.example.coins.pack6500"),
+                        copy("13001", order: "o-13", failed: true),
+                    ])
+            ], on: legacy)
+        #expect(try links(legacy) == ["c10": "10002", "c11": "-", "c12": "12002", "c13": "13001"])
+
+        // The order names a transaction later: the credit follows it. A change of an order that still names
+        // none keeps the link.
+        let follow = try makeStore()
+        try runs(
+            [
+                batch(
+                    orders: [bareOrder("o-14", user: "u14"), bareOrder("o-15", user: "u15")],
+                    credits: [credit("c14", order: "o-14", user: "u14"), credit("c15", order: "o-15", user: "u15")],
+                    sightings: [copy("14001", order: "o-14"), copy("15001", order: "o-15")])
+            ], on: follow)
+        var named = order("o-14", tx: "14009", user: "u14")
+        named.productID = "com.example.coins.pack100"
+        var paid = bareOrder("o-15", user: "u15")
+        paid.status = "paid"
+        try runs([batch(orders: [named, paid])], on: follow)
+        #expect(try links(follow) == ["c14": "14009", "c15": "15001"])
+    }
+
+    @Test func creditsWhoseOrderNamesNoTransactionTakeTheOneSubmittedWithTheOrder() throws {
+        try Self.checkSubmittedLinks(on: { try LedgerPassRuns.memoryStore() })
+    }
 }

@@ -30,6 +30,8 @@ import Testing
             DROP INDEX apple_transaction_renewal;
             DROP INDEX credit_unlinked;
             DROP INDEX credit_linked_by_order;
+            DROP INDEX credit_linked_by_submission;
+            DROP INDEX apple_sighting_submitted_order;
             DROP INDEX notification_grace_period;
             ALTER TABLE credit DROP COLUMN transaction_from_order;
             DROP VIEW clawbacks;
