@@ -393,7 +393,7 @@ struct LookupContext {
     /// When Apple ended subscription transaction `t` early because the customer upgraded to a higher plan of
     /// the same group (revocation type UPGRADE, not a refund), if by `now`.
     func upgradeDate(_ t: LookupEvidence.Transaction) -> Int64? {
-        guard t.revocationType == AppleTransaction.upgradeRevocationType, let date = t.revocationDate, date <= now
+        guard t.isUpgradeRevocation, let date = t.revocationDate, date <= now
         else { return nil }
         return date
     }

@@ -42,6 +42,14 @@ public struct LookupEvidence: Sendable, Hashable, Codable {
         public var advancedCommerceInfo: String? = nil
         /// Signed members outside Apple's documented schema (JSON object text).
         public var unknownFields: String? = nil
+
+        /// Whether the revocation is a subscription upgrade (revocation type `UPGRADE`), not a refund: only an
+        /// auto-renewable subscription (or a product of unknown type) is upgraded, as the `refunds` view holds;
+        /// a legacy consumable's cancellation marked `is_upgraded` is a refund.
+        public var isUpgradeRevocation: Bool {
+            revocationType == AppleTransaction.upgradeRevocationType
+                && productType.map { $0 == "Auto-Renewable Subscription" } ?? true
+        }
     }
 
     /// A row of the `sightings` view: one copy of a transaction as received, verified or not.

@@ -38,16 +38,19 @@ struct TimelineBuilder {
             let hasRevocationNotice = evidence.notifications.contains {
                 $0.transactionID == t.transactionID && ["REFUND", "REVOKE"].contains($0.notificationType ?? "")
             }
-            if let upgraded = t.revocationDate, t.revocationType == AppleTransaction.upgradeRevocationType {
+            if let upgraded = t.revocationDate, t.isUpgradeRevocation {
                 add(
                     upgraded, .upgraded,
                     "Subscription \(t.transactionID) upgraded: Apple ended it early for a higher plan (not a refund)",
                     source: "transactions revocation_date", transaction: t.transactionID)
             } else if let revoked = t.revocationDate, !hasRevocationNotice {
                 let kind: TimelineEvent.Kind = t.revocationType == "FAMILY_REVOKE" ? .revoke : .refund
+                let why =
+                    t.revocationType == AppleTransaction.upgradeRevocationType
+                    ? "marked upgraded, but a \(t.productType ?? "?") is never upgraded: a refund"
+                    : t.revocationType ?? "reason \(t.revocationReason.map(String.init) ?? "?")"
                 add(
-                    revoked, kind,
-                    "Apple revoked \(t.transactionID) (\(t.revocationType ?? "reason \(t.revocationReason.map(String.init) ?? "?")"))",
+                    revoked, kind, "Apple revoked \(t.transactionID) (\(why))",
                     source: "transactions revocation_date", transaction: t.transactionID)
             }
         }

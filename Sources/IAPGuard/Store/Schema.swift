@@ -48,6 +48,7 @@ public enum Schema {
         GracePeriodSchema.migration,
         ClawbackViewSchema.migration,
         SubmittedOrderLinkSchema.migration,
+        UpgradeTypeSchema.migration,
     ]
 
     /// The newest schema version.

@@ -90,4 +90,42 @@ import Testing
         ).map { [$0[0].textValue ?? "", $0[1].textValue ?? ""] }
         #expect(events == [["2000000000000007", "UPGRADE"], ["2000000000000008", "REFUND"]])
     }
+
+    @Test func aLegacyCancellationMarkedIsUpgradedIsARefundForAProductTheCatalogSaysIsNoSubscription() throws {
+        // A legacy receipt names no type: the catalog does. Only an auto-renewable subscription is upgraded;
+        // a consumable's cancellation marked `is_upgraded` hides a refund. A product the catalog lacks keeps
+        // the label (as a subscription's would).
+        let store = try SQLiteStore(path: ":memory:")
+        try store.migrate()
+        for (product, type) in [
+            ("com.example.coins.pack6500", "Consumable"),
+            ("com.example.coins.plus.monthly", "Auto-Renewable Subscription"),
+        ] {
+            try store.database.run(
+                "INSERT INTO ref_product (bundle_id, product_id, type, units) VALUES ('com.example.coins', ?, ?, 1)",
+                [.text(product), .text(type)])
+        }
+        var batch = IngestBatch()
+        for (id, product) in [
+            ("2000000000000021", "com.example.coins.pack6500"), ("2000000000000022", "com.example.coins.plus.monthly"),
+            ("2000000000000023", "com.example.coins.unknown"),
+        ] {
+            var t = try Self.legacy(#","is_upgraded":"true""#)
+            #expect(t.revocationType == "UPGRADE")
+            t.transactionID = id
+            t.productID = product
+            batch.sightings.append(
+                AppleSighting(
+                    transaction: t, sourceKind: .receipt, sourceName: "r", sourceRef: "r:\(id)", payloadHash: id,
+                    verification: VerificationOutcome(status: .notSigned)))
+        }
+        _ = try store.write(batch, runID: 1)
+        let events = try store.database.query(
+            "SELECT transaction_id, event_type FROM refunds ORDER BY transaction_id"
+        ).map { [$0[0].textValue ?? "", $0[1].textValue ?? ""] }
+        #expect(
+            events == [
+                ["2000000000000021", "REFUND"], ["2000000000000022", "UPGRADE"], ["2000000000000023", "UPGRADE"],
+            ])
+    }
 }
