@@ -14,6 +14,18 @@ struct BackendFieldValues<Field: BackendField> {
         values = Field.allCases.map { row[$0.name] }
     }
 
+    /// Reads the fields of a CSV record by position: `positions[field.rawValue]` is the field's column in
+    /// `fields` (``positions(in:)``), so no field name → value dictionary is built per record.
+    init(fields: [String], positions: [Int?]) {
+        values = positions.map { position in position.map { fields[$0] } }
+    }
+
+    /// Where each field is among `columns` (a header's lower-cased names, each named at most once), by
+    /// ``BackendField`` position; nil for a field the header lacks.
+    static func positions(in columns: [String]) -> [Int?] {
+        Field.allCases.map { field in columns.firstIndex(of: field.name) }
+    }
+
     /// Reads the fields from `object` in field order, so the first field of the wrong type is the one named.
     init(_ object: JSONObject) throws {
         var values: [String?] = []
