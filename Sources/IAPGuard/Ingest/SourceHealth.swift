@@ -87,13 +87,28 @@ public struct SourceHealth: Sendable {
                 firstFailedNotifications.append("\(notification.sourceRef) (\(reason))")
             }
         }
-        // Every record of a line carries the line's location.
-        var lines = Set<String>()
-        for sighting in batch.sightings { lines.insert(sighting.sourceRef) }
-        for notification in batch.notifications { lines.insert(notification.sourceRef) }
-        for (_, _, ref) in batch.orders { lines.insert(ref) }
-        for (_, _, ref) in batch.credits { lines.insert(ref) }
-        for (_, _, ref) in batch.users { lines.insert(ref) }
+        // Every record of a line carries the line's location. Read through the buffers: iterating the arrays
+        // copied each record (retaining every one of its strings) to read one field; a location equal to
+        // the one just inserted (the next record of the same line) is not hashed again.
+        var lines = Set<String>(minimumCapacity: batch.recordCount)
+        func insert<Record>(_ records: [Record], _ ref: (UnsafePointer<Record>) -> String) {
+            records.withUnsafeBufferPointer { buffer in
+                guard let base = buffer.baseAddress else { return }
+                var previous: String?
+                for index in buffer.indices {
+                    let location = ref(base + index)
+                    if location != previous {
+                        lines.insert(location)
+                        previous = location
+                    }
+                }
+            }
+        }
+        insert(batch.sightings) { $0.pointee.sourceRef }
+        insert(batch.notifications) { $0.pointee.sourceRef }
+        insert(batch.orders) { $0.pointee.2 }
+        insert(batch.credits) { $0.pointee.2 }
+        insert(batch.users) { $0.pointee.2 }
         goodLines += lines.count
         if firstBad == nil, let first = batch.quarantined.first {
             firstBad = "\(first.location): \(first.reason)"
@@ -101,11 +116,15 @@ public struct SourceHealth: Sendable {
         for record in batch.quarantined.prefix(Self.maxBadShown - firstBadRecords.count) {
             firstBadRecords.append("\(record.location): \(record.reason)")
         }
-        for (order, _, _) in batch.orders {
-            if order.userID != nil { present["user_id", default: 0] += 1 }
-            if order.transactionID != nil { present["transaction_id", default: 0] += 1 }
-            if order.price != nil { present["price", default: 0] += 1 }
-            if order.currency != nil { present["currency", default: 0] += 1 }
+        // Counted per batch, then added to `present` once per field (not a dictionary update per record).
+        var (users, transactions, prices, currencies) = (0, 0, 0, 0)
+        batch.orders.withUnsafeBufferPointer { orders in
+            for index in orders.indices {
+                if orders[index].order.userID != nil { users += 1 }
+                if orders[index].order.transactionID != nil { transactions += 1 }
+                if orders[index].order.price != nil { prices += 1 }
+                if orders[index].order.currency != nil { currencies += 1 }
+            }
         }
         for (credit, _, ref) in batch.credits where credit.reversalBeforeGrant != nil {
             reversalsBeforeGrant += 1
@@ -114,8 +133,16 @@ public struct SourceHealth: Sendable {
             }
         }
         // A credit that names its order is tied to the order's transaction (linked after the ingest).
-        for (credit, _, _) in batch.credits where credit.transactionID != nil || credit.orderID != nil {
-            present["transaction_id", default: 0] += 1
+        batch.credits.withUnsafeBufferPointer { credits in
+            for index in credits.indices
+            where credits[index].credit.transactionID != nil || credits[index].credit.orderID != nil {
+                transactions += 1
+            }
+        }
+        for (field, count) in [
+            ("user_id", users), ("transaction_id", transactions), ("price", prices), ("currency", currencies),
+        ] where count > 0 {
+            present[field, default: 0] += count
         }
     }
 
