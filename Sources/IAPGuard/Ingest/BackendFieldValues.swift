@@ -98,7 +98,12 @@ struct BackendFieldValues<Field: BackendField> {
     /// a spreadsheet writes back for a long numeric id, whose digits are then gone. Other text (including
     /// forged `com.urus.iap.…` ids, which rules look for) is not.
     static func isSpreadsheetNumber(_ text: String) -> Bool {
-        let bytes = Array(text.utf8)
+        // Read in place (an id is checked in every backend record; a copy of its bytes was an allocation).
+        var text = text
+        return text.withUTF8 { isSpreadsheetNumber(utf8: $0) }
+    }
+
+    private static func isSpreadsheetNumber(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         var index = 0
         func digits() -> Int {
             let start = index
@@ -107,7 +112,7 @@ struct BackendFieldValues<Field: BackendField> {
         }
         if index < bytes.count, bytes[index] == UInt8(ascii: "-") || bytes[index] == UInt8(ascii: "+") { index += 1 }
         guard digits() > 0 else { return false }
-        var fraction: ArraySlice<UInt8> = []
+        var fraction: Slice<UnsafeBufferPointer<UInt8>> = bytes[0..<0]
         if index < bytes.count, bytes[index] == UInt8(ascii: ".") || bytes[index] == UInt8(ascii: ",") {
             index += 1
             let start = index
