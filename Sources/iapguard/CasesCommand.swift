@@ -162,11 +162,11 @@ struct CasesShowCommand: ParsableCommand {
         let opened = location.open(writable: false)
         let detail: CaseDetail
         do {
-            let missingCredit = LookupCommand.missingCreditParameters(config: opened.config)
+            let parameters = LookupCommand.ruleParameters(config: opened.config)
             detail = try CaseDetail.load(
                 caseID: caseID.trimmingCharacters(in: .whitespaces), store: opened.store,
                 referenceCurrency: opened.config?.referenceCurrency ?? "USD",
-                graceHours: missingCredit.graceHours ?? 24, renewalCreditShare: missingCredit.renewalCreditShare ?? 0.2)
+                graceHours: parameters.graceHours ?? 24, renewalCreditShare: parameters.renewalCreditShare ?? 0.2)
         } catch {
             CaseCommandFailure.exit(error)
         }

@@ -122,9 +122,7 @@ struct LookupCommand: ParsableCommand {
             var service = LookupService(
                 store: opened, referenceCurrency: loaded?.referenceCurrency ?? "USD", appleOrderLookup: orderLookup,
                 now: judgeAt)
-            let missingCredit = Self.missingCreditParameters(config: loaded)
-            if let graceHours = missingCredit.graceHours { service.graceHours = graceHours }
-            if let share = missingCredit.renewalCreditShare { service.renewalCreditShare = share }
+            Self.ruleParameters(config: loaded).apply(to: &service)
             result = try service.lookup(query)
         } catch {
             fail("\(LookupError.storeUnavailable("\(location.displayName): \(error)"))", .storeUnavailable)
@@ -163,18 +161,11 @@ struct LookupCommand: ParsableCommand {
         if exit != .found { throw ExitCode(exit.rawValue) }
     }
 
-    /// The grace period of the missing-credit rule (IAP-014's `grace_hours`) as the run binds it: the config's
-    /// `rule_params`, else the rule file's default (the config's rules folder, else ./rules); `nil` when no
-    /// rule file can be read, and the lookup keeps its own default.
-    /// IAP-014's `grace_hours` and `renewal_credit_share` as the run uses them (the config's `rule_params`, else
-    /// the rule file's defaults), so that the lookup judges a missing credit as the rule does.
-    static func missingCreditParameters(config: Config?) -> (graceHours: Int64?, renewalCreditShare: Double?) {
+    /// The rule parameters the lookup judges with (``LookupRuleParameters``), read from the config's rules
+    /// folder (else ./rules) with the config's `rule_params` applied.
+    static func ruleParameters(config: Config?) -> LookupRuleParameters {
         let folder = config?.rulesDirectory ?? URL(fileURLWithPath: "rules")
-        let rules = RuleSet.load(from: folder).rules
-        func value(_ name: String) -> SQLValue? {
-            RuleSet.parameter(name, ofRule: "IAP-014", in: rules, overrides: config?.ruleParams ?? [:])
-        }
-        return (value("grace_hours")?.integerValue, value("renewal_credit_share")?.doubleValue)
+        return LookupRuleParameters(rules: RuleSet.load(from: folder).rules, overrides: config?.ruleParams ?? [:])
     }
 
     private func fail(_ message: String, _ code: LookupExitCode) -> Never {

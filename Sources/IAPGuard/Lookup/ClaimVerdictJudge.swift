@@ -598,7 +598,7 @@ struct ClaimVerdictJudge {
         }
         if !standing.isEmpty {
             let receivers = Array(Set(standing.compactMap(\.userID))).sorted()
-            let unpaid = Self.isUnpaid(orderStatus: order.status)
+            let unpaid = context.unpaidOrderStatuses.contains(orderStatus: order.status)
             var v = ClaimVerdict(
                 code: .unverifiable,
                 headline: unpaid
@@ -627,19 +627,6 @@ struct ClaimVerdictJudge {
         v.details.append(
             "The customer was most likely not charged; if they show an Apple receipt, look up its transaction ID.")
         return v
-    }
-
-    /// Order statuses that say the order was never paid, as IAP-022's `unpaid_statuses` lists them by default
-    /// (compared trimmed and in lower case).
-    static let unpaidOrderStatuses: Set<String> = [
-        "failed", "cancelled", "canceled", "declined", "rejected", "abandoned", "voided", "void", "unpaid",
-        "payment_failed",
-    ]
-
-    /// Whether an order's status says it was never paid (``unpaidOrderStatuses``).
-    static func isUnpaid(orderStatus: String?) -> Bool {
-        guard let status = orderStatus else { return false }
-        return unpaidOrderStatuses.contains(TextTrim.whitespacesAndNewlines(status[...]).lowercased())
     }
 
     /// The accounts that should have received `credit` of a transaction and why, when its account is not among

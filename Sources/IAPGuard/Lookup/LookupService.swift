@@ -18,6 +18,8 @@ public struct LookupService {
     /// IAP-014's `renewal_credit_share`: an app whose backend credits fewer than this share of its subscription
     /// renewals credits each subscription once; its renewals are owed no credit of their own.
     public var renewalCreditShare: Double = 0.2
+    /// IAP-022's `unpaid_statuses`: a credited order in one of these statuses was never paid.
+    public var unpaidOrderStatuses = UnpaidOrderStatuses.ruleDefault
     /// Two purchases of the same product by the same account closer than this are "charged twice".
     public var chargedTwiceWindowMillis: Int64 = 3_600_000
     /// The judging time; `nil`: the last run's `--until`, else the wall clock.
@@ -392,6 +394,7 @@ public struct LookupService {
             apps: try reader.apps(),
             testers: try reader.testers(), tokenOwners: try reader.tokenOwners(tokens.sorted()))
         context.renewalCreditShare = renewalCreditShare
+        context.unpaidOrderStatuses = unpaidOrderStatuses
         context.noteClawbacks(
             try reader.clawbacks(
                 transactionIDs: credited,
