@@ -6,18 +6,19 @@ extension Pipeline {
     /// the rewind of earlier runs of this window) commit only after the report folder is in place, and the
     /// run is `ok` only if all of it happened.
     ///
+    /// `rules` are the config's rules folder as loaded (``RuleSetPrefetch``); `nil` when the config has none.
+    ///
     /// A signal (`shouldStop`) before the stage's transaction, or once its rules have run, ends it with
     /// ``Pipeline/StopRequested`` and nothing of it committed.
     func evaluateReportAndFinish(
-        store: any SQLBackedStore, window: RunWindow, options: Options, writesReports: Bool, summary: inout RunSummary,
-        shouldStop: () -> Bool = { false }
+        store: any SQLBackedStore, window: RunWindow, options: Options, writesReports: Bool,
+        rules ruleFiles: RuleSetPrefetch.Loaded?, summary: inout RunSummary, shouldStop: () -> Bool = { false }
     ) throws {
-        guard let rulesDirectory = config.rulesDirectory else {
+        guard let (loaded, loadErrors) = ruleFiles else {
             try fillStoreCounts(store, into: &summary)
             try finish(store, &summary)
             return
         }
-        let (loaded, loadErrors) = RuleSet.load(from: rulesDirectory)
         let (rules, viewErrors) = RuleSet.readingViewsOnly(loaded)
         for error in loadErrors + viewErrors {
             summary.ruleErrors.append("\(error)")

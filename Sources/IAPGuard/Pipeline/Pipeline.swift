@@ -127,6 +127,7 @@ public struct Pipeline {
                 "full_rebuild": "\(options.fullRebuild)", "dry_run": "\(options.dryRun)",
             ])
         onStarted(runID)
+        let rulesLoading = config.rulesDirectory.map { RuleSetPrefetch(folder: $0) }
         do {
             summary.stageSeconds["reference"] = try Self.measure { try loadReferenceData(store, summary: &summary) }
             let ingestSeconds = try Self.measure {
@@ -146,7 +147,7 @@ public struct Pipeline {
                 do {
                     try evaluateReportAndFinish(
                         store: store, window: window, options: options, writesReports: writesReports,
-                        summary: &summary, shouldStop: shouldStop)
+                        rules: rulesLoading?.result(), summary: &summary, shouldStop: shouldStop)
                 } catch is StopRequested {
                     // The rule stage's transaction was rolled back: the earlier findings stand, and the next
                     // run evaluates what this one ingested.

@@ -11,6 +11,9 @@ public struct RuleParser: Sendable {
     static let requiredFields = ["id", "title", "description", "version", "status", "level", "query", "entity_key"]
 
     public let file: String
+    /// Whether the inline `tests:` are parsed (`rules test` and `rules validate` need them; a run does not, and
+    /// skips them: they are most of a rule file).
+    public var includesTests = true
 
     public init(file: String) {
         self.file = file
@@ -20,7 +23,10 @@ public struct RuleParser: Sendable {
     public func parse(_ text: String) throws(RuleLoadError) -> Rule {
         let root: Node?
         do {
-            root = try Yams.compose(yaml: text)
+            // Yams' default resolver types every plain scalar (keys and SQL lines too) with regular
+            // expressions, which made loading the rules a noticeable fixed cost of every run. Scalars are
+            // composed untyped here; ``sqlValue(_:_:)`` types the few that become SQL values.
+            root = try Yams.compose(yaml: text, .basic)
         } catch let error as YamlError {
             throw yamlError(error)
         } catch {
@@ -86,7 +92,7 @@ public struct RuleParser: Sendable {
         rule.falsePositives = try stringList(fields["falsepositives"], "falsepositives")
         rule.runbook = try field("runbook")
         rule.exceptions = try parseExceptions(fields["exceptions"])
-        rule.tests = try parseTests(fields["tests"])
+        rule.tests = includesTests ? try parseTests(fields["tests"]) : []
         rule.incremental = try parseIncremental(
             fields["incremental"], template: template, macroKinds: macroKinds, entityKey: entityKey,
             queryNode: fields["query"])
@@ -245,7 +251,7 @@ public struct RuleParser: Sendable {
                         case "kind": kind = try scalarText(v, "evidence.rows.kind")
                         case "query": sql = try scalarText(v, "evidence.rows.query")
                         case "limit":
-                            guard let n = v.int, n > 0, n <= Rule.maxEvidenceRows else {
+                            guard let n = Self.typed(v).int, n > 0, n <= Rule.maxEvidenceRows else {
                                 throw fail(v, "evidence.rows.limit must be 1...\(Rule.maxEvidenceRows)")
                             }
                             limit = n
@@ -335,7 +341,7 @@ public struct RuleParser: Sendable {
                 case "inconclusive": test.inconclusive = try expectations(v, "tests.inconclusive")
                 case "suppressed": test.suppressed = try expectations(v, "tests.suppressed")
                 case "strict":
-                    guard let flag = v.bool else { throw fail(v, "tests.strict must be true or false") }
+                    guard let flag = Self.typed(v).bool else { throw fail(v, "tests.strict must be true or false") }
                     test.strict = flag
                 default:
                     throw fail(
@@ -395,6 +401,7 @@ public struct RuleParser: Sendable {
     /// A YAML scalar as a SQL value: int → integer, float → real, bool → 1/0, null → NULL, else text.
     func sqlValue(_ node: Node, _ context: String) throws(RuleLoadError) -> SQLValue {
         guard case .scalar(let scalar) = node else { throw fail(node, "\(context) must be a single value") }
+        let node = Self.typed(node)
         switch Tag.Name(rawValue: node.tag.rawValue) {
         case .int: return node.int.map { .integer(Int64($0)) } ?? .text(scalar.string)
         case .float: return node.float.map(SQLValue.real) ?? .text(scalar.string)
@@ -402,6 +409,14 @@ public struct RuleParser: Sendable {
         case .null: return .null
         default: return .text(scalar.string)
         }
+    }
+
+    /// `node` typed as YAML's default resolver types it: the file is composed untyped (see ``parse(_:)``), so
+    /// a plain scalar is resolved again here (quoted ones stay text), for the few scalars read as values.
+    static func typed(_ node: Node) -> Node {
+        guard case .scalar(let scalar) = node, scalar.style == .plain, Tag.Name(rawValue: node.tag.rawValue) == .str
+        else { return node }
+        return .scalar(Node.Scalar(scalar.string, .implicit, .plain, scalar.mark))
     }
 
     private func isIdentifier(_ name: String) -> Bool {

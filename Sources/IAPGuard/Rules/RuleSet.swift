@@ -6,8 +6,9 @@ public enum RuleSet {
     /// Loads every rule file in `folder` (not recursive), in file-name order.
     ///
     /// Returns the rules that loaded and one error per file that did not (a duplicate id is an error on the
-    /// second file). A missing folder is one error.
-    public static func load(from folder: URL) -> (rules: [Rule], errors: [RuleLoadError]) {
+    /// second file). A missing folder is one error. Without `includingTests`, the inline tests are neither
+    /// parsed nor checked (a run needs only the queries).
+    public static func load(from folder: URL, includingTests: Bool = true) -> (rules: [Rule], errors: [RuleLoadError]) {
         let files: [URL]
         do {
             files = try FileManager.default.contentsOfDirectory(
@@ -28,7 +29,7 @@ public enum RuleSet {
         var errors: [RuleLoadError] = []
         var seen: [String: String] = [:]
         for file in files {
-            switch load(file: file) {
+            switch load(file: file, includingTests: includingTests) {
             case .success(let rule):
                 if let first = seen[rule.id] {
                     errors.append(
@@ -46,8 +47,8 @@ public enum RuleSet {
         return (rules, errors)
     }
 
-    /// Loads one rule file.
-    public static func load(file: URL) -> Result<Rule, RuleLoadError> {
+    /// Loads one rule file (its inline tests too unless `includingTests` is false).
+    public static func load(file: URL, includingTests: Bool = true) -> Result<Rule, RuleLoadError> {
         let text: String
         do {
             let data = try Data(contentsOf: file)
@@ -60,7 +61,9 @@ public enum RuleSet {
                 RuleLoadError(file: file.path, line: 0, message: "cannot read: \(error.localizedDescription)"))
         }
         do {
-            return .success(try RuleParser(file: file.path).parse(text))
+            var parser = RuleParser(file: file.path)
+            parser.includesTests = includingTests
+            return .success(try parser.parse(text))
         } catch {
             return .failure(error)
         }

@@ -71,6 +71,51 @@ struct RuleEngineTests {
         #expect(result.failures.contains { $0.contains("unexpected hits") })
     }
 
+    @Test func aRunLoadsTheSameRulesWithoutTheirInlineTests() throws {
+        let (full, fullErrors) = RuleSet.load(from: Self.rulesFolder)
+        let (run, runErrors) = RuleSet.load(from: Self.rulesFolder, includingTests: false)
+        #expect(fullErrors.isEmpty && runErrors.isEmpty)
+        #expect(run.allSatisfy { $0.tests.isEmpty })
+        let withoutTests = full.map { rule -> Rule in
+            var copy = rule
+            copy.tests = []
+            return copy
+        }
+        #expect(run == withoutTests)
+    }
+
+    @Test func plainScalarsAreTypedAsYAMLTypesThemAndQuotedOnesStayText() throws {
+        let rule = try RuleParser(file: "inline.yaml").parse(
+            """
+            id: T-002
+            title: typing
+            description: every scalar type a parameter can take
+            version: "1"
+            status: stable
+            level: low
+            params: {int: 42, negative: -7, real: 2.5, yes_flag: true, off_flag: off, nothing: null, tilde: ~,
+                     text: failed, quoted_int: "42", single: '2.5', time: 2026-01-10, hex: 0x1F, octal: 017}
+            query: SELECT 1 AS k
+            entity_key: [k]
+            runbook: none
+            """
+        )
+        let values = Dictionary(uniqueKeysWithValues: rule.params.map { ($0.name, $0.defaultValue) })
+        #expect(values["int"] == .integer(42))
+        #expect(values["negative"] == .integer(-7))
+        #expect(values["real"] == .real(2.5))
+        #expect(values["yes_flag"] == .integer(1))
+        #expect(values["off_flag"] == .integer(0))
+        #expect(values["nothing"] == .null)
+        #expect(values["tilde"] == .null)
+        #expect(values["text"] == .text("failed"))
+        #expect(values["quoted_int"] == .text("42"))
+        #expect(values["single"] == .text("2.5"))
+        #expect(values["time"] == .text("2026-01-10"))
+        #expect(values["hex"] == .integer(31))
+        #expect(values["octal"] == .integer(15))
+    }
+
     @Test func malformedRuleFileGivesFileAndLineAndOthersStillLoadAndRun() throws {
         let folder = Fixtures.local("rules/malformed")
         let (rules, errors) = RuleSet.load(from: folder)
