@@ -53,7 +53,9 @@ enum RunBenchmark {
             Measure.line(
                 "run", "  \(stats.ruleID) query",
                 String(format: "%8.2f s  ", stats.queryMillis / 1000)
-                    + "\(stats.hits + stats.inconclusive) findings\(stats.error.map { "  error: \($0)" } ?? "")")
+                    + "\(stats.hits + stats.inconclusive) findings"
+                    + String(format: " (made in %.2f s)", (stats.findingMillis ?? 0) / 1000)
+                    + "\(stats.error.map { "  error: \($0)" } ?? "")")
         }
         let peakRSS = Measure.peakRSS()
         Measure.line("run", "peak RSS of the whole run", Measure.mib(peakRSS))

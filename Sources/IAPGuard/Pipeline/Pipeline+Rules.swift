@@ -277,6 +277,15 @@ extension Pipeline {
             logger.error("rule failed", metadata: ["rule": "\(stats.ruleID)", "error": "\(stats.error ?? "error")"])
         }
         summary.ruleStats = result.stats.sorted { $0.ruleID < $1.ruleID }
+        for stats in summary.ruleStats {
+            logger.debug(
+                "rule timing",
+                metadata: [
+                    "rule": "\(stats.ruleID)", "query_seconds": "\(String(format: "%.3f", stats.queryMillis / 1000))",
+                    "finding_seconds": "\(String(format: "%.3f", (stats.findingMillis ?? 0) / 1000))",
+                    "findings": "\(stats.hits + stats.inconclusive + stats.suppressed)",
+                ])
+        }
         for finding in result.findings
         where finding.outcome == .hit && (finding.status == .new || finding.status == .recurring)
             && finding.suppression == nil

@@ -13,8 +13,9 @@ public final class RuleEngine {
     public let paramOverrides: [String: [String: SQLValue]]
     /// Whether statuses use the findings of earlier runs (off for backtests and inline tests).
     public var usesStoredFindings = true
-    /// Evidence queries, prepared once and re-bound per finding.
-    private lazy var evidenceRunner = EvidenceQueryRunner(store: store)
+    /// Evidence queries, prepared once and re-bound per finding; one runner per ``evaluate(rules:runID:now:since:)``
+    /// (its copies of views are of the store as that call found it).
+    private var evidenceRunner: EvidenceQueryRunner?
     /// Rule id → the scope to evaluate it in (incremental mode; see ``IncrementalPlanner``). Rules without
     /// one are evaluated fully.
     public var scopes: [String: RuleScope] = [:]
@@ -141,6 +142,12 @@ public final class RuleEngine {
     public func evaluate(rules: [Rule], runID: Int64, now: Int64, since: Int64? = nil) throws -> RuleRunResult {
         let fx = try FXTable(store: store)
         var result = RuleRunResult()
+        let runner = EvidenceQueryRunner(store: store)
+        evidenceRunner = runner
+        defer {
+            runner.close()
+            evidenceRunner = nil
+        }
         for rule in rules {
             var evaluation = evaluate(rule: rule, runID: runID, now: now, since: since ?? 0, fx: fx)
             // Moved, not copied, when this is the first rule (the pipeline evaluates one rule per call): at
@@ -245,6 +252,7 @@ public final class RuleEngine {
         }
         evaluation.stats.pricedAtNow = Self.pricedAtNow(rows)
         // --- end incremental ---
+        let findingsStart = clock.now
 
         let prior: [String: StoredFinding]
         var priorUnreadable = false
@@ -305,6 +313,9 @@ public final class RuleEngine {
             evaluation.resolved.append(resolved)
             evaluation.stats.resolved += 1
         }
+        let findingsElapsed = findingsStart.duration(to: clock.now)
+        evaluation.stats.findingMillis =
+            Double(findingsElapsed.components.seconds) * 1000 + Double(findingsElapsed.components.attoseconds) / 1e15
         return evaluation
     }
 
@@ -377,7 +388,9 @@ public final class RuleEngine {
             var bound = parameters
             for (column, value) in row { bound[column] = value }
             do {
-                try evidenceRunner.run(query.sql, parameters: bound, limit: query.limit) { columns, values in
+                let runner = evidenceRunner ?? EvidenceQueryRunner(store: store)
+                evidenceRunner = runner
+                try runner.run(query.sql, parameters: bound, limit: query.limit) { columns, values in
                     rows.append(
                         EvidenceRow(
                             kind: query.kind,

@@ -19,6 +19,9 @@ public struct RuleRunResult: Sendable {
         public var error: String?
         /// Wall time of the rule's query and evidence queries, milliseconds.
         public var queryMillis: Double = 0
+        /// Wall time of turning the result rows into findings after the query, milliseconds: the evidence
+        /// queries, exceptions and earlier findings (nil in results stored before it was measured).
+        public var findingMillis: Double?
         /// How the rule was evaluated: `full`, `incremental`, or `full (reason)` when an incremental
         /// evaluation fell back (nil in results stored before incremental evaluation existed).
         public var mode: String?

@@ -89,6 +89,80 @@ struct EvidenceQueryTests {
         }
     }
 
+    /// One Apple Account with three purchases: one refunded (notification), one refunded then reversed,
+    /// one kept; and another account's refund.
+    static func refundWorld() throws -> LookupTestWorld {
+        var w = try LookupTestWorld()
+        let day = LookupTestWorld.day
+        let now = LookupTestWorld.now
+        for (index, tx) in ["1000000000000101", "1000000000000102", "1000000000000103"].enumerated() {
+            w.purchase(tx, user: "u-payer", order: "o-\(tx)", at: now - Int64(20 - index) * day, appleAccount: "A-1")
+        }
+        w.purchase("1000000000000199", user: "u-other", order: "o-other", at: now - 9 * day, appleAccount: "A-2")
+        w.notification("n-1", type: "REFUND", tx: "1000000000000101", at: now - 5 * day, revokedAt: now - 5 * day)
+        w.notification("n-2", type: "REFUND", tx: "1000000000000102", at: now - 4 * day, revokedAt: now - 4 * day)
+        w.notification("n-3", type: "REFUND_REVERSED", tx: "1000000000000102", at: now - 3 * day)
+        w.notification("n-4", type: "REFUND", tx: "1000000000000199", at: now - 2 * day, revokedAt: now - 2 * day)
+        try w.commit(runRules: false)
+        return w
+    }
+
+    static func tempTables(_ store: SQLiteStore) throws -> [String] {
+        try store.database.query("SELECT name FROM sqlite_temp_master WHERE type = 'table' ORDER BY name")
+            .compactMap { $0.first?.textValue }
+    }
+
+    /// IAP-016's payer-refund evidence asks the `refunds` view for each of an account's transactions from a
+    /// correlated subquery, which SQLite cannot push into the view: the runner reads it from a copy.
+    @Test func aViewSQLiteComputesWholeIsReadOncePerRunnerWithTheSameRows() throws {
+        let w = try Self.refundWorld()
+        let (rules, _) = RuleSet.load(from: Self.rulesFolder)
+        let query = try #require(
+            rules.first { $0.id == "IAP-016" }?.evidenceQueries.first { $0.kind == "payer-refund" })
+        let parameters: [String: SQLValue] = [
+            "app_transaction_id": .text("A-1"), "now": .integer(LookupTestWorld.now),
+        ]
+        var direct: [[SQLValue]] = []
+        try w.store.query(query.sql, parameters: parameters) { _, row in direct.append(row) }
+        #expect(direct.map { $0[0] } == [.text("1000000000000101")])
+
+        let runner = EvidenceQueryRunner(store: w.store)
+        var viaRunner: [[SQLValue]] = []
+        try runner.run(query.sql, parameters: parameters, limit: query.limit) { _, row in viaRunner.append(row) }
+        #expect(viaRunner == direct)
+        #expect(try Self.tempTables(w.store) == ["refunds"])
+        var plan: [String] = []
+        try w.store.database.query("EXPLAIN QUERY PLAN " + query.sql, named: parameters) { _, row in
+            if let detail = row.last?.textValue { plan.append(detail) }
+        }
+        #expect(!plan.contains { $0.contains("CO-ROUTINE refunds") }, "\(plan)")
+        #expect(plan.contains { $0.contains("USING INDEX refunds_transaction_id") }, "\(plan)")
+
+        runner.close()
+        #expect(try Self.tempTables(w.store).isEmpty)
+        var afterClose: [[SQLValue]] = []
+        try w.store.query(query.sql, parameters: parameters) { _, row in afterClose.append(row) }
+        #expect(afterClose == direct)
+    }
+
+    @Test func theEngineDropsItsCopiesWhenAnEvaluationEnds() throws {
+        let w = try Self.refundWorld()
+        let (rules, _) = RuleSet.load(from: Self.rulesFolder)
+        let engine = RuleEngine(store: w.store, referenceCurrency: "USD")
+        engine.usesStoredFindings = false
+        _ = try engine.evaluate(rules: rules.filter { $0.id == "IAP-016" }, runID: 1, now: LookupTestWorld.now)
+        #expect(try Self.tempTables(w.store).isEmpty)
+    }
+
+    @Test func aViewIsNamedOnlyAsAWholeWord() {
+        #expect(EvidenceQueryRunner.names("refunds", in: "SELECT 1 FROM refunds r"))
+        #expect(EvidenceQueryRunner.names("refunds", in: "FROM REFUNDS"))
+        #expect(EvidenceQueryRunner.names("refunds", in: "(SELECT MAX(x) FROM refunds\nWHERE"))
+        #expect(!EvidenceQueryRunner.names("refunds", in: "SELECT refunds_count FROM findings"))
+        #expect(!EvidenceQueryRunner.names("refunds", in: "SELECT 1 FROM my_refunds"))
+        #expect(!EvidenceQueryRunner.names("refunds", in: "refund"))
+    }
+
     @Test func shippedEvidenceQueriesAreIndexLookups() throws {
         let store = try SQLiteStore(path: ":memory:")
         try store.migrate()
