@@ -87,28 +87,25 @@ public struct SourceHealth: Sendable {
                 firstFailedNotifications.append("\(notification.sourceRef) (\(reason))")
             }
         }
-        // Every record of a line carries the line's location. Read through the buffers: iterating the arrays
-        // copied each record (retaining every one of its strings) to read one field; a location equal to
-        // the one just inserted (the next record of the same line) is not hashed again.
+        // Every record of a line carries the line's location. Read by index (a `for record in` loop copied
+        // each record, retaining every one of its strings, to read one field); a location equal to the one
+        // just inserted (the next record of the same line) is not hashed again.
         var lines = Set<String>(minimumCapacity: batch.recordCount)
-        func insert<Record>(_ records: [Record], _ ref: (UnsafePointer<Record>) -> String) {
-            records.withUnsafeBufferPointer { buffer in
-                guard let base = buffer.baseAddress else { return }
-                var previous: String?
-                for index in buffer.indices {
-                    let location = ref(base + index)
-                    if location != previous {
-                        lines.insert(location)
-                        previous = location
-                    }
+        func insert<Records: RandomAccessCollection>(_ records: Records, _ ref: (Records.Index) -> String) {
+            var previous: String?
+            for index in records.indices {
+                let location = ref(index)
+                if location != previous {
+                    lines.insert(location)
+                    previous = location
                 }
             }
         }
-        insert(batch.sightings) { $0.pointee.sourceRef }
-        insert(batch.notifications) { $0.pointee.sourceRef }
-        insert(batch.orders) { $0.pointee.2 }
-        insert(batch.credits) { $0.pointee.2 }
-        insert(batch.users) { $0.pointee.2 }
+        insert(batch.sightings) { batch.sightings[$0].sourceRef }
+        insert(batch.notifications) { batch.notifications[$0].sourceRef }
+        insert(batch.orders) { batch.orders[$0].2 }
+        insert(batch.credits) { batch.credits[$0].2 }
+        insert(batch.users) { batch.users[$0].2 }
         goodLines += lines.count
         if firstBad == nil, let first = batch.quarantined.first {
             firstBad = "\(first.location): \(first.reason)"
@@ -118,13 +115,11 @@ public struct SourceHealth: Sendable {
         }
         // Counted per batch, then added to `present` once per field (not a dictionary update per record).
         var (users, transactions, prices, currencies) = (0, 0, 0, 0)
-        batch.orders.withUnsafeBufferPointer { orders in
-            for index in orders.indices {
-                if orders[index].order.userID != nil { users += 1 }
-                if orders[index].order.transactionID != nil { transactions += 1 }
-                if orders[index].order.price != nil { prices += 1 }
-                if orders[index].order.currency != nil { currencies += 1 }
-            }
+        for index in batch.orders.indices {
+            if batch.orders[index].order.userID != nil { users += 1 }
+            if batch.orders[index].order.transactionID != nil { transactions += 1 }
+            if batch.orders[index].order.price != nil { prices += 1 }
+            if batch.orders[index].order.currency != nil { currencies += 1 }
         }
         for (credit, _, ref) in batch.credits where credit.reversalBeforeGrant != nil {
             reversalsBeforeGrant += 1
@@ -133,11 +128,9 @@ public struct SourceHealth: Sendable {
             }
         }
         // A credit that names its order is tied to the order's transaction (linked after the ingest).
-        batch.credits.withUnsafeBufferPointer { credits in
-            for index in credits.indices
-            where credits[index].credit.transactionID != nil || credits[index].credit.orderID != nil {
-                transactions += 1
-            }
+        for index in batch.credits.indices
+        where batch.credits[index].credit.transactionID != nil || batch.credits[index].credit.orderID != nil {
+            transactions += 1
         }
         for (field, count) in [
             ("user_id", users), ("transaction_id", transactions), ("price", prices), ("currency", currencies),
