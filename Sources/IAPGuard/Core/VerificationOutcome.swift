@@ -71,6 +71,10 @@ public enum VerificationFailure: String, Sendable, Hashable, Codable, CaseIterab
     case nestedFailed = "nested-failed"
     /// A notification about a transaction, signed by Apple, without the signed transaction it is about.
     case incomplete = "incomplete"
+    /// A legacy `verifyReceipt` response whose `status` cannot carry the purchases it holds: Apple decodes the
+    /// receipt only when it is valid (0) or holds an expired auto-renewable subscription (21006), so purchases
+    /// under an error status, or a 21006 answer without any purchase that expires, were written by someone else.
+    case impossibleReceiptStatus = "impossible-receipt-status"
 
     /// Whether a payload that failed for this reason still carries a valid Apple signature and chain: the
     /// claims check (the last step) failed, so the purchase is genuine but not for one of our apps or

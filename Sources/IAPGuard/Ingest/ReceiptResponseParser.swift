@@ -70,7 +70,24 @@ public struct ReceiptResponseParser: Sendable {
         }
         var detail = ReceiptStatus.explanation(status)
         if let retryable { detail += " (is-retryable: \(retryable))" }
-        let outcome = VerificationOutcome(status: .notSigned, reason: "status-\(status)", detail: detail)
+        var outcome = VerificationOutcome(status: .notSigned, reason: "status-\(status)", detail: detail)
+        // Apple decodes the receipt only for status 0 and 21006 (an expired auto-renewable subscription); an
+        // error answer is the status alone, and a 21006 answer is about a subscription, so it carries at least
+        // one purchase with an expiry. Purchases under any other status, or a 21006 answer without a single
+        // expiry, were not written by Apple: they are no copy of Apple's answer, and a credit resting on them is
+        // a forgery's (IAP-020).
+        if !transactions.isEmpty {
+            if !isValidAnswer {
+                outcome = .failed(
+                    .impossibleReceiptStatus,
+                    "\(detail); Apple returns a decoded receipt only with status 0 or 21006, yet this response "
+                        + "carries \(transactions.count) purchase(s)")
+            } else if status == 21006, !Self.namesAnExpiry(entries + [response] + (receipt.map { [$0] } ?? [])) {
+                outcome = .failed(
+                    .impossibleReceiptStatus,
+                    "\(detail); yet none of its \(transactions.count) purchase(s) is a subscription with an expiry")
+            }
+        }
         return transactions.map { transaction, anomalies in
             var sighting = AppleSighting(
                 transaction: transaction, sourceKind: .receipt, sourceName: sourceName, sourceRef: location,
@@ -83,6 +100,16 @@ public struct ReceiptResponseParser: Sendable {
             sighting.anomalies = anomalies
             if environmentConflict { sighting.anomalies.append(Self.environmentConflict) }
             return sighting
+        }
+    }
+
+    /// Whether any of the objects names a subscription's expiry, in any of the spellings Apple used (iOS 6-style
+    /// receipts wrote `expires_date` in milliseconds and kept the expired one in `latest_expired_receipt_info`).
+    static func namesAnExpiry(_ objects: [JSONObject]) -> Bool {
+        objects.contains { object in
+            ["expires_date_ms", "expires_date", "expires_date_formatted", "latest_expired_receipt_info"].contains {
+                object.has($0)
+            }
         }
     }
 
