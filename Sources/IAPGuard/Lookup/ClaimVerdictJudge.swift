@@ -412,6 +412,24 @@ struct ClaimVerdictJudge {
                     ]
                 return v
             }
+            // A non-consumable or subscription restored into a new account after the payer's own credit of it was
+            // reversed (an account deleted, signed up again with the same Apple Account): one account at a time
+            // (as IAP-011 and IAP-012 hold).
+            if let replaced = c.creditReplacedByRestore(t, to: credit, from: expected.accounts) {
+                let old = replaced.userID ?? "?"
+                var v = make(
+                    .paidAndCredited,
+                    "Paid and credited after a move: transaction \(transactionID) (\(product), \(price)) was credited to \(old), whose credit was reversed \(replaced.reversedAt.map(StorefrontTime.shortUTC) ?? "earlier"); \(receiver) was credited it on \(credit.creditedAt.map(StorefrontTime.shortUTC) ?? "an unknown date") and is its only holder since."
+                )
+                v.paidBy = expected.accounts.sorted().first
+                v.lookAlike = "account-transfer"
+                v.details =
+                    notes + [
+                        expected.why,
+                        "Credit \(replaced.creditID) of \(old) (transaction \(replaced.transactionID ?? "?")) was reversed \(replaced.reversedAt.map(StorefrontTime.shortUTC) ?? "") (\(replaced.reversalReason ?? "no reason")) before credit \(credit.creditID) was granted to \(receiver); no other account holds the purchase (a restore into a new account, as after an account was deleted and signed up again with the same Apple Account).",
+                    ]
+                return v
+            }
             var v = make(
                 .misCredit,
                 "Mis-credited: \(expected.accounts.sorted().joined(separator: ", ")) paid for transaction \(transactionID) (\(product), \(price)), but \(receiver) was credited."

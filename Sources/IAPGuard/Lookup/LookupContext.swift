@@ -309,6 +309,32 @@ struct LookupContext {
         }
     }
 
+    /// The credit of one of `payers` that a restore into `credit`'s account replaced: for what Apple re-delivers
+    /// (a non-consumable or an auto-renewable subscription: a restore, current entitlements), a payer's credit of
+    /// the purchase (this transaction or another of its original) reversed by `now` and no later than
+    /// ``transferMillis`` after `credit` was granted, while no other account's credit of the purchase stood when
+    /// `credit` was granted or stands now (IAP-011 and IAP-012 hold the same): an account deleted and signed up
+    /// again with the same Apple Account. One account at a time. `nil` otherwise.
+    func creditReplacedByRestore(
+        _ t: LookupEvidence.Transaction, to credit: LookupEvidence.Credit, from payers: Set<String>
+    ) -> LookupEvidence.Credit? {
+        guard t.productType == "Non-Consumable" || t.productType == "Auto-Renewable Subscription",
+            let receiver = credit.userID, let granted = credit.creditedAt
+        else { return nil }
+        let original = t.originalTransactionID ?? t.transactionID
+        let family = Set([t.transactionID, original] + (familyByOriginal[original] ?? []).map(\.transactionID))
+        let others = family.sorted().flatMap { credits($0) }.filter { $0.userID != nil && $0.userID != receiver }
+        let heldMeanwhile = others.contains { other in
+            other.stands(at: now)
+                || ((other.creditedAt ?? 0) <= granted && (other.reversedAt ?? .max) > granted + Self.transferMillis)
+        }
+        guard !heldMeanwhile else { return nil }
+        return others.first { other in
+            guard let user = other.userID, payers.contains(user), let reversed = other.reversedAt else { return false }
+            return reversed <= now && reversed <= granted + Self.transferMillis
+        }
+    }
+
     /// A subscription that moved to `credit`'s account, and the record that shows the account restored it: the
     /// account submitted a receipt or transaction of the subscription before this credit, one of `payers` was
     /// credited the subscription before it, no other account after it, and no third account ever (IAP-012 and

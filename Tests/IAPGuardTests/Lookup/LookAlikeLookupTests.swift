@@ -455,4 +455,41 @@ import Testing
         #expect(!merged.flagged)
         try Self.expectJudged(world, "1000000000001102", .misCredit, flagged: true, rules: ["IAP-011"])
     }
+
+    @Test func aNonConsumableRestoredIntoANewAccountAfterTheOldCreditWasReversedIsATransferNotAMisCredit() throws {
+        let world = try Self.world { w in
+            let at = Self.now - 20 * Self.day
+            // The account is deleted (its credit reversed), the customer signs up again and restores the purchase.
+            w.purchase(
+                "1000000000001201", user: "u-gone", order: "o-gone", at: at, product: LookupTestWorld.noAds, price: 2990
+            )
+            w.credit(
+                "c-gone", tx: "1000000000001201", order: "o-gone", user: "u-gone", at: at + 60_000,
+                product: LookupTestWorld.noAds, units: 1, reversedAt: at + 4 * Self.day, reason: "account-deleted")
+            w.credit(
+                "c-new", tx: "1000000000001201", order: nil, user: "u-new", at: at + 8 * Self.day,
+                product: LookupTestWorld.noAds, units: 1)
+            // Restored into a second account while the buyer's own credit still stands: sharing.
+            w.purchase(
+                "1000000000001202", user: "u-old", order: "o-old", at: at, product: LookupTestWorld.noAds, price: 2990)
+            w.credit(
+                "c-old", tx: "1000000000001202", order: "o-old", user: "u-old", at: at + 60_000,
+                product: LookupTestWorld.noAds, units: 1)
+            w.credit(
+                "c-second", tx: "1000000000001202", order: nil, user: "u-second", at: at + 8 * Self.day,
+                product: LookupTestWorld.noAds, units: 1)
+            // A consumable no restore re-delivers, reversed and credited to another account days later.
+            w.purchase("1000000000001203", user: "u-pack", order: "o-pack", at: at)
+            w.credit(
+                "c-pack", tx: "1000000000001203", order: "o-pack", user: "u-pack", at: at + 60_000,
+                reversedAt: at + 4 * Self.day, reason: "manual")
+            w.credit("c-moved", tx: "1000000000001203", order: nil, user: "u-moved", at: at + 8 * Self.day)
+        }
+        let moved = try Self.judged(world, "1000000000001201", rules: ["IAP-011", "IAP-012", "IAP-002"])
+        #expect(moved.verdict.code == .paidAndCredited)
+        #expect(moved.verdict.lookAlike == "account-transfer")
+        #expect(!moved.flagged)
+        try Self.expectJudged(world, "1000000000001202", .replayed, flagged: true, rules: ["IAP-011"])
+        try Self.expectJudged(world, "1000000000001203", .misCredit, flagged: true, rules: ["IAP-011"])
+    }
 }

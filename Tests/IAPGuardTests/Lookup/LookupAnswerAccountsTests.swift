@@ -18,8 +18,9 @@ import Testing
     }
 
     /// u-buyer bought noads and keeps its credit; the same person restored it into a second account u-second,
-    /// which was credited too. u-lost bought noads whose credit was later reversed; its restore into u-third
-    /// was credited.
+    /// which was credited too. u-lost bought noads; its restore into u-third was credited while u-lost held it,
+    /// and u-lost's credit was reversed only later (two accounts held it at once: not a move, which a reversal
+    /// before the restore's credit would be).
     static func restoreWorld() throws -> LookupTestWorld {
         try world { w in
             for (buyer, second, tx, reversed) in [
@@ -30,7 +31,7 @@ import Testing
                     legacy: true)
                 w.credit(
                     "c-\(buyer)", tx: tx, order: "o-\(buyer)", user: buyer, at: now - 30 * day + 60_000,
-                    product: LookupTestWorld.noAds, units: 1, reversedAt: reversed ? now - 20 * day : nil,
+                    product: LookupTestWorld.noAds, units: 1, reversedAt: reversed ? now - 5 * day : nil,
                     reason: reversed ? "manual" : nil)
                 let restore = String(tx.dropLast()) + "2"
                 w.purchase(
