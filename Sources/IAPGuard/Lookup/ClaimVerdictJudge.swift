@@ -235,10 +235,16 @@ struct ClaimVerdictJudge {
         }
 
         // A restore of a purchase already credited: nothing is owed.
-        if standing.isEmpty, let (originalID, credit) = c.creditOfRestoredPurchase(t) {
+        if standing.isEmpty, let (creditedID, credit) = c.creditOfRestoredPurchase(t) {
+            let holder = credit.userID ?? "?"
+            let when = credit.creditedAt.map(StorefrontTime.shortUTC) ?? "an unknown date"
+            // (The original purchase, whose own credit was reversed, is credited through a restored copy: the
+            // account was deleted and the customer restored it into a new one.)
             var v = make(
                 .paidAndCredited,
-                "Restored, nothing owed: transaction \(transactionID) restores \(product) of transaction \(originalID), credited to \(credit.userID ?? "?") on \(credit.creditedAt.map(StorefrontTime.shortUTC) ?? "an unknown date"); a restore costs nothing."
+                t.originalTransactionID == transactionID
+                    ? "Paid and credited through a restore: transaction \(transactionID) (\(product), \(price)) has no standing credit of its own, but its restored copy, transaction \(creditedID), was credited to \(holder) on \(when); the customer holds it once."
+                    : "Restored, nothing owed: transaction \(transactionID) restores \(product) of transaction \(creditedID), credited to \(holder) on \(when); a restore costs nothing."
             )
             v.lookAlike = "restore"
             v.details = notes

@@ -455,12 +455,13 @@ struct LookupContext {
 
     /// For a restored non-consumable (a new transaction id under its original): a standing credit of the
     /// original purchase or of another copy of it, the transaction it was made for first. A restore costs
-    /// nothing, so such a credit is all the customer is owed (IAP-014 holds the same).
+    /// nothing, so such a credit is all the customer is owed (IAP-014 holds the same). For the original purchase
+    /// itself, a standing credit of one of its restored copies (its own credit reversed when its account was
+    /// deleted, the customer restored it into a new account): the customer holds it once.
     func creditOfRestoredPurchase(_ t: LookupEvidence.Transaction) -> (
         transactionID: String, credit: LookupEvidence.Credit
     )? {
-        guard t.productType == "Non-Consumable", let original = t.originalTransactionID, original != t.transactionID
-        else { return nil }
+        guard t.productType == "Non-Consumable", let original = t.originalTransactionID else { return nil }
         let family = [original] + (familyByOriginal[original] ?? []).map(\.transactionID).filter { $0 != original }
         for id in family where id != t.transactionID {
             if let credit = credits(id).first(where: { $0.stands(at: now) }) { return (id, credit) }

@@ -492,4 +492,40 @@ import Testing
         try Self.expectJudged(world, "1000000000001202", .replayed, flagged: true, rules: ["IAP-011"])
         try Self.expectJudged(world, "1000000000001203", .misCredit, flagged: true, rules: ["IAP-011"])
     }
+
+    @Test
+    func anOriginalNonConsumableWhoseCreditWasReversedIsCreditedThroughItsCreditedRestoreWhileOneWithoutIsMissing()
+        throws
+    {
+        let world = try Self.world { w in
+            let at = Self.now - 20 * Self.day
+            for (original, copy, user, copyCredited) in [
+                ("1000000000001301", "1000000000001302", "u-gone", true),
+                ("1000000000001311", "1000000000001312", "u-kept", false),
+            ] {
+                w.purchase(
+                    original, user: user, order: "o-\(user)", at: at, product: LookupTestWorld.noAds, price: 2990,
+                    legacy: true)
+                w.credit(
+                    "c-\(user)", tx: original, order: "o-\(user)", user: user, at: at + 60_000,
+                    product: LookupTestWorld.noAds, units: 1, reversedAt: at + 4 * Self.day, reason: "account-deleted")
+                // StoreKit 1's restore: a new transaction id under the original, submitted by the new account.
+                w.purchase(
+                    copy, user: nil, order: nil, at: at + 8 * Self.day, product: LookupTestWorld.noAds,
+                    original: original, price: 2990, legacy: true, submittedBy: "u-new-\(user)")
+                if copyCredited {
+                    w.credit(
+                        "c-new-\(user)", tx: copy, order: nil, user: "u-new-\(user)", at: at + 8 * Self.day + 5000,
+                        product: LookupTestWorld.noAds, units: 1)
+                }
+            }
+        }
+        let original = try Self.judged(world, "1000000000001301", rules: ["IAP-014"])
+        #expect(original.verdict.code == .paidAndCredited)
+        #expect(!original.flagged)
+        let copy = try Self.judged(world, "1000000000001302", rules: ["IAP-011", "IAP-012", "IAP-014"])
+        #expect(copy.verdict.code == .paidAndCredited)
+        #expect(!copy.flagged)
+        try Self.expectJudged(world, "1000000000001311", .missingCredit, flagged: true, rules: ["IAP-014"])
+    }
 }
