@@ -309,6 +309,20 @@ struct ClaimVerdictJudge {
             return v
         }
 
+        // A subscription period credited until it ended: its credit was reversed only at or after Apple's expiry of
+        // it (a backend that ends an entitlement by reversing its row, an account deleted afterwards), so nothing
+        // was taken from the customer (as IAP-014 holds).
+        if standing.isEmpty, t.productType == "Auto-Renewable Subscription", let expires = t.expiresDate,
+            let ended = credits.first(where: { ($0.reversedAt ?? .min) >= expires })
+        {
+            var v = make(
+                .paidAndCredited,
+                "Paid and credited for its whole period: transaction \(transactionID) (\(product), \(price)) was credited to \(ended.userID ?? "?") on \(ended.creditedAt.map(StorefrontTime.shortUTC) ?? "an unknown date") for the period until \(StorefrontTime.shortUTC(expires)); the credit was reversed only after the period ended (\(ended.reversedAt.map(StorefrontTime.shortUTC) ?? "?"), \(ended.reversalReason ?? "no reason")), so nothing was taken from the customer."
+            )
+            v.details = notes
+            return v
+        }
+
         // Never credited.
         if standing.isEmpty {
             let payer = c.payer(of: transactionID)

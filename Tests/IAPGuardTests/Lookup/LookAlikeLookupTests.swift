@@ -528,4 +528,25 @@ import Testing
         #expect(!copy.flagged)
         try Self.expectJudged(world, "1000000000001311", .missingCredit, flagged: true, rules: ["IAP-014"])
     }
+
+    @Test func aSubscriptionPeriodWhoseCreditWasReversedAfterItEndedWasCreditedWhileOneReversedMidPeriodIsMissing()
+        throws
+    {
+        let world = try Self.world { w in
+            let at = Self.now - 60 * Self.day
+            for (tx, user, reversedDaysAfterStart) in [
+                ("1000000000001401", "u-ended", Int64(35)), ("1000000000001402", "u-cut", 10),
+            ] {
+                w.purchase(
+                    tx, user: user, order: "o-\(user)", at: at, product: LookupTestWorld.monthly, price: 4990,
+                    expires: at + 30 * Self.day)
+                w.credit(
+                    "c-\(user)", tx: tx, order: "o-\(user)", user: user, at: at + 60_000,
+                    product: LookupTestWorld.monthly, units: 30, reversedAt: at + reversedDaysAfterStart * Self.day,
+                    reason: "account-deleted")
+            }
+        }
+        try Self.expectJudged(world, "1000000000001401", .paidAndCredited, flagged: false, rules: ["IAP-014"])
+        try Self.expectJudged(world, "1000000000001402", .missingCredit, flagged: true, rules: ["IAP-014"])
+    }
 }
