@@ -45,6 +45,26 @@ struct IngestTestWorld {
         return try Config.load(from: url)
     }
 
+    /// Writes a config with the shipped rules, one app selling `product` (a consumable of `units` units at
+    /// `price` USD), and the `receipts` and `credits` sources (`data/receipts.jsonl`, `data/credits.jsonl`).
+    func receiptsAndCreditsConfig(product: String, units: Int, price: String) throws -> Config {
+        let yaml = """
+            store: state/store.sqlite
+            rules: \(Fixtures.repoRoot.appendingPathComponent("rules").path)
+            apps:
+              - bundle_id: com.example.coins
+                environments: [Production, Sandbox]
+                products:
+                  - {product_id: \(product), type: Consumable, units: \(units), price: "\(price)", currency: USD}
+            sources:
+              - {name: receipts, kind: receipts, format: jsonl, path: data/receipts.jsonl}
+              - {name: credits, kind: credits, format: jsonl, path: data/credits.jsonl}
+            """
+        let url = directory.appendingPathComponent("iapguard.yml")
+        try Data(yaml.utf8).write(to: url)
+        return try Config.load(from: url)
+    }
+
     func run(_ config: Config, verifier: any AppleRecordVerifier = UncheckedVerifier()) throws -> RunSummary {
         try Pipeline(config: config, verifier: verifier, logger: Logger(label: "test")).run()
     }

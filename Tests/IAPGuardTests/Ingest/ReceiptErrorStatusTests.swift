@@ -73,21 +73,8 @@ import Testing
     @Test func aCreditRestingOnA21003AnswerWithPurchasesIsACreditedForgery() throws {
         let world = try IngestTestWorld()
         defer { try? FileManager.default.removeItem(at: world.directory) }
-        let yaml = """
-            store: state/store.sqlite
-            rules: \(Fixtures.repoRoot.appendingPathComponent("rules").path)
-            apps:
-              - bundle_id: com.example.coins
-                environments: [Production, Sandbox]
-                products:
-                  - {product_id: com.example.coins.pack6500, type: Consumable, units: 6500, price: "49.99", currency: USD}
-            sources:
-              - {name: receipts, kind: receipts, format: jsonl, path: data/receipts.jsonl}
-              - {name: credits, kind: credits, format: jsonl, path: data/credits.jsonl}
-            """
-        let url = world.directory.appendingPathComponent("iapguard.yml")
-        try Data(yaml.utf8).write(to: url)
-        let config = try Config.load(from: url)
+        let config = try world.receiptsAndCreditsConfig(
+            product: "com.example.coins.pack6500", units: 6500, price: "49.99")
         let purchase: Int64 = 1_780_000_000_000
         try world.write(
             "receipts.jsonl",
