@@ -1,8 +1,9 @@
 /// The order statuses that say an order was never paid, as IAP-022 reads its `unpaid_statuses` parameter: a
-/// comma-separated list, each status compared trimmed and in lower case. The lookup uses the value the run
-/// binds (the config's `rule_params`, else the rule file's default), so that its headline agrees with the rule.
+/// comma-separated list, lower-cased with its spaces removed, that the order's status (trimmed, lower case)
+/// must equal an entry of. The lookup uses the value the run binds (the config's `rule_params`, else the rule
+/// file's default), so that its headline agrees with the rule.
 public struct UnpaidOrderStatuses: Sendable, Equatable {
-    /// The statuses, trimmed and lower-cased; empty entries dropped.
+    /// The statuses, lower-cased and without spaces; empty entries dropped.
     public let statuses: Set<String>
 
     /// IAP-022's default `unpaid_statuses`, for a lookup that finds no rule file to read it from.
@@ -12,8 +13,9 @@ public struct UnpaidOrderStatuses: Sendable, Equatable {
     /// Parses the parameter's comma-separated value.
     public init(parameter: String) {
         var statuses: Set<String> = []
-        for part in parameter.split(separator: ",") {
-            let status = TextTrim.whitespacesAndNewlines(part).lowercased()
+        // As the rule's `REPLACE(LOWER(:unpaid_statuses), ' ', '')`: every space goes, not only the ends.
+        for part in parameter.lowercased().split(separator: ",") {
+            let status = part.filter { $0 != " " }
             if !status.isEmpty { statuses.insert(status) }
         }
         self.statuses = statuses

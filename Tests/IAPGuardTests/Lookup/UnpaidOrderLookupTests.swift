@@ -49,6 +49,11 @@ struct UnpaidOrderLookupTests {
         let (rules, _) = RuleSet.load(from: Fixtures.repoRoot.appendingPathComponent("rules"))
         let parameters = LookupRuleParameters(rules: rules, overrides: overrides)
         #expect(parameters.unpaidStatuses?.statuses == ["on_hold", "declined"])
+        // As IAP-022's SQL: any case, spaces anywhere in the list ignored, whole statuses only.
+        let spaced = UnpaidOrderStatuses(parameter: "Failed , On_ Hold")
+        #expect(spaced.statuses == ["failed", "on_hold"])
+        #expect(spaced.contains(orderStatus: " ON_HOLD "))
+        #expect(!spaced.contains(orderStatus: "on%"))
         var service = try w.service()
         parameters.apply(to: &service)
         let hold = try #require(try service.lookup(LookupQuery(id: "o-hold", kind: .order)).verdicts.first)
