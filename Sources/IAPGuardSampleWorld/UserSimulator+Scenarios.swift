@@ -1212,9 +1212,11 @@ extension UserSimulator {
         let units = C.plusMonthly.units
         let refundAt = start + rng.int64(8 * WorldTime.day...16 * WorldTime.day)
         let period = Int64(C.plusMonthly.periodDays) * WorldTime.day
-        // Apple's percentage is the unused share; the backend keeps the days used, rounded down as IAP-015 does.
+        // Apple's percentage is the unused share; the backend keeps the days used, a part day counted as a whole
+        // one for half of these customers (IAP-015 allows it) and dropped for the others.
         let share = max(1, min(99_999, (start + period - refundAt) * 100_000 / period))
-        let kept = units * (100_000 - share) / 100_000
+        let used = units * (100_000 - share)
+        let kept = (k / 3) % 2 == 0 ? (used + 99_999) / 100_000 : used / 100_000
         let clawedAt = refundAt + rng.int64(WorldTime.hour...6 * WorldTime.hour)
         // 0: the row edited down; 1: the grant reversed and a row of the kept days; 2: an append-only ledger's
         // row of negative units for the refunded days, the grant left as it was.

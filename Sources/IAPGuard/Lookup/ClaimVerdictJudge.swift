@@ -163,7 +163,7 @@ struct ClaimVerdictJudge {
                 notes.append("Apple reversed an earlier refund on \(when): the credit rightly stands.")
             } else {
                 let share = refund.revocationPercentage ?? refundShare(transactionID) ?? 100_000
-                let allowed = granted * (100_000 - share) / 100_000
+                let allowed = Self.keptShare(of: granted, refundedMilli: share)
                 let what = refund.eventType == "REVOKE" ? "revoked" : "refunded"
                 let pct = share == 100_000 ? "" : " (\(Self.percent(share)))"
                 if familyShared || t.revocationType == "FAMILY_REVOKE" { lookAlike = "family-sharing" }
@@ -311,9 +311,10 @@ struct ClaimVerdictJudge {
 
         // A subscription period credited until it ended: its credit was reversed only at or after Apple's expiry of
         // it (a backend that ends an entitlement by reversing its row, an account deleted afterwards), so nothing
-        // was taken from the customer (as IAP-014 holds).
+        // was taken from the customer; up to IAP-014's `clock_skew_minutes` early is the backend's clock (as IAP-014
+        // holds).
         if standing.isEmpty, t.productType == "Auto-Renewable Subscription", let expires = t.expiresDate,
-            let ended = credits.first(where: { ($0.reversedAt ?? .min) >= expires })
+            let ended = credits.first(where: { ($0.reversedAt ?? .min) >= expires - c.clockSkewMillis })
         {
             var v = make(
                 .paidAndCredited,
@@ -740,6 +741,14 @@ struct ClaimVerdictJudge {
             }
         }
         return markers.sorted()
+    }
+
+    /// The units a refund of `refundedMilli` (milli-percent) leaves the customer of `granted`, as IAP-015 counts
+    /// them: rounded up to a whole unit when more than one was granted (15 of 30 days for a 50.5 % refund), down
+    /// for a single unit (one item refunded in part is still refunded).
+    static func keptShare(of granted: Int64, refundedMilli: Int64) -> Int64 {
+        let kept = granted * (100_000 - refundedMilli)
+        return granted > 1 ? (kept + 99_999) / 100_000 : kept / 100_000
     }
 
     /// The refund share from any refund event or the transaction, milli-percent.

@@ -15,6 +15,9 @@ struct LookupContext {
     var renewalCrediting: [String: RenewalCrediting] = [:]
     /// IAP-014's `renewal_credit_share`: below this share of credited renewals, renewals are not owed a credit.
     var renewalCreditShare: Double = 0.2
+    /// IAP-014's `clock_skew_minutes`, in milliseconds: a subscription credit reversed this long before Apple's
+    /// expiry of its period counts as reversed at the expiry.
+    var clockSkewMillis: Int64 = 15 * 60_000
     /// IAP-022's `unpaid_statuses`: order statuses (trimmed, lower case) that say the order was never paid.
     var unpaidOrderStatuses = UnpaidOrderStatuses.ruleDefault
     /// Who else uses the tokens of the transactions judged (a token shared by several accounts).

@@ -1,10 +1,11 @@
 /// The rule parameters a lookup judges with, as a run binds them (the config's `rule_params`, else the rule
-/// files' defaults), so that the lookup's verdicts agree with the rules: IAP-014's `grace_hours` and
-/// `renewal_credit_share` (when a missing credit is owed) and IAP-022's `unpaid_statuses` (a credited order
+/// files' defaults), so that the lookup's verdicts agree with the rules: IAP-014's `grace_hours`,
+/// `renewal_credit_share` and `clock_skew_minutes` (when a missing credit is owed) and IAP-022's `unpaid_statuses` (a credited order
 /// that was never paid). A value no rule gives is `nil`, and the lookup keeps its own default.
 public struct LookupRuleParameters: Sendable, Equatable {
     public var graceHours: Int64?
     public var renewalCreditShare: Double?
+    public var clockSkewMinutes: Int64?
     public var unpaidStatuses: UnpaidOrderStatuses?
 
     /// Reads the parameters from `rules` with the config's `overrides` applied.
@@ -14,6 +15,7 @@ public struct LookupRuleParameters: Sendable, Equatable {
         }
         graceHours = value("grace_hours", of: "IAP-014")?.integerValue
         renewalCreditShare = value("renewal_credit_share", of: "IAP-014")?.doubleValue
+        clockSkewMinutes = value("clock_skew_minutes", of: "IAP-014")?.integerValue
         unpaidStatuses = value("unpaid_statuses", of: "IAP-022")?.textValue.map { UnpaidOrderStatuses(parameter: $0) }
     }
 
@@ -21,6 +23,7 @@ public struct LookupRuleParameters: Sendable, Equatable {
     public func apply(to service: inout LookupService) {
         if let graceHours { service.graceHours = graceHours }
         if let renewalCreditShare { service.renewalCreditShare = renewalCreditShare }
+        if let clockSkewMinutes { service.clockSkewMinutes = clockSkewMinutes }
         if let unpaidStatuses { service.unpaidOrderStatuses = unpaidStatuses }
     }
 }

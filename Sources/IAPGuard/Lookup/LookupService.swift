@@ -18,6 +18,9 @@ public struct LookupService {
     /// IAP-014's `renewal_credit_share`: an app whose backend credits fewer than this share of its subscription
     /// renewals credits each subscription once; its renewals are owed no credit of their own.
     public var renewalCreditShare: Double = 0.2
+    /// IAP-014's `clock_skew_minutes`: a subscription credit reversed up to this many minutes before Apple's
+    /// expiry of its period was credited for all of it.
+    public var clockSkewMinutes: Int64 = 15
     /// IAP-022's `unpaid_statuses`: a credited order in one of these statuses was never paid.
     public var unpaidOrderStatuses = UnpaidOrderStatuses.ruleDefault
     /// Two purchases of the same product by the same account closer than this are "charged twice".
@@ -395,6 +398,7 @@ public struct LookupService {
             testers: try reader.testers(), tokenOwners: try reader.tokenOwners(tokens.sorted()))
         context.renewalCreditShare = renewalCreditShare
         context.unpaidOrderStatuses = unpaidOrderStatuses
+        context.clockSkewMillis = clockSkewMinutes * 60_000
         context.noteClawbacks(
             try reader.clawbacks(
                 transactionIDs: credited,

@@ -549,4 +549,25 @@ import Testing
         try Self.expectJudged(world, "1000000000001401", .paidAndCredited, flagged: false, rules: ["IAP-014"])
         try Self.expectJudged(world, "1000000000001402", .missingCredit, flagged: true, rules: ["IAP-014"])
     }
+
+    @Test func aSubscriptionCreditReversedMinutesBeforeTheExpiryWithinTheClockSkewWasCreditedForTheWholePeriod() throws
+    {
+        let world = try Self.world { w in
+            let at = Self.now - 60 * Self.day
+            let expires = at + 30 * Self.day
+            for (tx, user, minutesEarly) in [
+                ("1000000000001411", "u-skew", Int64(10)), ("1000000000001412", "u-early", 20),
+            ] {
+                w.purchase(
+                    tx, user: user, order: "o-\(user)", at: at, product: LookupTestWorld.monthly, price: 4990,
+                    expires: expires)
+                w.credit(
+                    "c-\(user)", tx: tx, order: "o-\(user)", user: user, at: at + 60_000,
+                    product: LookupTestWorld.monthly, units: 30, reversedAt: expires - minutesEarly * 60_000,
+                    reason: "expired")
+            }
+        }
+        try Self.expectJudged(world, "1000000000001411", .paidAndCredited, flagged: false, rules: ["IAP-014"])
+        try Self.expectJudged(world, "1000000000001412", .missingCredit, flagged: true, rules: ["IAP-014"])
+    }
 }

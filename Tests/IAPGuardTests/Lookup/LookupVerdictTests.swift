@@ -111,6 +111,24 @@ struct LookupVerdictTests {
         #expect(full.action == "Claw back 60 units from u-led.")
     }
 
+    @Test func aProratedRefundsKeptShareRoundsUpToAWholeUnit() throws {
+        var w = try LookupTestWorld()
+        let at = LookupTestWorld.now - 20 * LookupTestWorld.day
+        // 100 units, 50.5 % refunded: 49.5 units are the customer's, so 50 standing is their due and 51 is not.
+        for (tx, stands) in [("1000000000009101", Int64(50)), ("1000000000009102", 51)] {
+            w.purchase(
+                tx, user: "u-half", order: "o-\(tx)", at: at, revokedAt: at + LookupTestWorld.day, refundedShare: 50_500
+            )
+            w.credit("c-\(tx)", tx: tx, order: "o-\(tx)", user: "u-half", at: at + 60_000, units: stands)
+        }
+        try w.commit(runRules: false)
+        let due = try #require(try w.lookup("1000000000009101", kind: .transaction).verdicts.first)
+        #expect(due.code == .refundedClawedBack)
+        let over = try #require(try w.lookup("1000000000009102", kind: .transaction).verdicts.first)
+        #expect(over.code == .refundedStillCredited)
+        #expect(ClaimVerdictJudge.keptShare(of: 1, refundedMilli: 50_000) == 0)
+    }
+
     @Test func aSubscriptionMovedToANewAccountThatRestoredItIsPaidAndCredited() throws {
         var w = try LookupTestWorld()
         let day = LookupTestWorld.day
