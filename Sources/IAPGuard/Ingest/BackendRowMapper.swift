@@ -153,7 +153,7 @@ public enum BackendRowMapper {
         }
         o.createdAt = createdAt
         o.status = row.text(.status)
-        o.transactionID = try row.id(.transactionID)
+        o.transactionID = try row.transactionID(.transactionID)
         o.appAccountToken = row.text(.appAccountToken)?.lowercased()
         o.applicationUsername = row.text(.applicationUsername)
         o.environment = row.text(.environment).map { AppleEnvironment(appleValue: $0)?.rawValue ?? $0 }
@@ -164,7 +164,7 @@ public enum BackendRowMapper {
         try row.rejectNUL()
         guard let id = try row.id(.creditID) else { throw RecordError("credit_id: missing") }
         var c = Credit(creditID: id)
-        c.transactionID = try row.id(.transactionID)
+        c.transactionID = try row.transactionID(.transactionID)
         c.orderID = try row.id(.orderID)
         guard let userID = try row.id(.userID) else {
             throw RecordError("user_id: missing (a credit needs the account that received it)")

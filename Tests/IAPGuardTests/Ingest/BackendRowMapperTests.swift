@@ -34,6 +34,23 @@ import Testing
         #expect(order.environment == AppleEnvironment(appleValue: "Sandbox")?.rawValue)
     }
 
+    @Test func aZeroPaddedAppleTransactionIdIsTheTransactionAppleNamesButOtherIdsKeepTheirZeros() throws {
+        let credit = try BackendRowMapper.credit(
+            JSONObject.parse(
+                Array(
+                    #"{"credit_id":"007","transaction_id":"00002016000000000002","order_id":"0042","user_id":"0u","units":5,"credited_at":1}"#
+                        .utf8)))
+        #expect(credit.transactionID == "2016000000000002")
+        #expect(credit.creditID == "007" && credit.orderID == "0042" && credit.userID == "0u")
+        let order = try BackendRowMapper.order(
+            JSONObject.parse(
+                Array(#"{"order_id":"o","user_id":"u","created_at":1,"transaction_id":" 0001 "}"#.utf8)))
+        #expect(order.transactionID == "1")
+        #expect(BackendFieldValues<BackendRowMapper.CreditField>.unpadded("000") == "0")
+        #expect(BackendFieldValues<BackendRowMapper.CreditField>.unpadded("0a1") == "0a1")
+        #expect(BackendFieldValues<BackendRowMapper.CreditField>.unpadded("0") == "0")
+    }
+
     @Test func objectPathErrorsNameTheFieldAtFault() throws {
         let cases: [(String, String)] = [
             (#"{"credit_id":"c","user_id":"u","credited_at":1,"units":"ten"}"#, "units: expected a whole number"),
