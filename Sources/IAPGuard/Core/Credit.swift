@@ -10,10 +10,14 @@ public struct Credit: Sendable, Hashable, Codable {
     public var creditedAt: Int64?
     /// When the credit was clawed back or rolled back (`nil` while it stands).
     public var reversedAt: Int64?
-    /// The `reversed_at` the export gave when it is earlier than ``creditedAt``: a reversal cannot precede the
-    /// grant (a backend hiding a credit behind a back-dated reversal), so it is not taken as one —
-    /// ``reversedAt`` stays `nil` and the credit stands — and the ingest warns about it. Never stored.
+    /// The `reversed_at` the export gave when it is earlier than ``creditedAt`` by more than
+    /// ``reversalClockSkewMillis``: a reversal cannot precede the grant (a backend hiding a credit behind a
+    /// back-dated reversal), so it is not taken as one — ``reversedAt`` stays `nil` and the credit stands — and
+    /// the ingest warns about it. Never stored.
     public var reversalBeforeGrant: Int64?
+    /// How much earlier than ``creditedAt`` a `reversed_at` may be and still be a reversal (at ``creditedAt``):
+    /// the grant and its rollback stamped by two servers whose clocks differ by milliseconds or seconds.
+    public static let reversalClockSkewMillis: Int64 = 5_000
     /// Why it was reversed (`refund`, `rollback`, `manual`, ...).
     public var reversalReason: String?
     /// Units of this credit the user had already spent (used up) when the backend exported it; `nil` when

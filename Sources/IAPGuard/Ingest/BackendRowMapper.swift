@@ -183,9 +183,14 @@ public enum BackendRowMapper {
         c.creditedAt = creditedAt
         c.reversedAt = try row.time(.reversedAt)
         if let reversed = c.reversedAt, reversed < creditedAt {
-            // A reversal cannot precede the grant: the credit stands (the source's warning names the row).
-            c.reversalBeforeGrant = reversed
-            c.reversedAt = nil
+            if creditedAt - reversed <= Credit.reversalClockSkewMillis {
+                // Two servers' clocks (the grant stamped by one, its rollback by another): reversed as granted.
+                c.reversedAt = creditedAt
+            } else {
+                // A reversal cannot precede the grant: the credit stands (the source's warning names the row).
+                c.reversalBeforeGrant = reversed
+                c.reversedAt = nil
+            }
         }
         c.reversalReason = row.text(.reversalReason)
         c.consumedUnits = try row.integer(.consumedUnits)

@@ -57,10 +57,18 @@ struct CreditClawback: Sendable, Equatable {
 
     /// The grants among `standing` this group reverses: those granted until ``at``, when the group takes
     /// back at least their units; none otherwise.
+    ///
+    /// A correction written in one go, the clawback and a new grant stamped with the same millisecond (500
+    /// taken back, 550 granted instead), has the new grant follow the clawback: when the grants until ``at``
+    /// are more than it takes back, those strictly before it are tried.
     func covered(_ standing: [Grant]) -> [Grant] {
-        let before = standing.filter { $0.creditedAt <= at }
-        guard !before.isEmpty, before.reduce(0, { $0 + $1.units }) <= units else { return [] }
-        return before
+        func takenBack(_ grants: [Grant]) -> Bool {
+            !grants.isEmpty && grants.reduce(0, { $0 + $1.units }) <= units
+        }
+        let until = standing.filter { $0.creditedAt <= at }
+        if takenBack(until) { return until }
+        let before = until.filter { $0.creditedAt < at }
+        return before.count < until.count && takenBack(before) ? before : []
     }
 
     /// The reason written to a reversed credit: the entry's own reason and its id.

@@ -83,6 +83,17 @@ import Testing
         try runs([[grant, back, entry("c2", units: 1200, at: t0 + 9 * day)]], on: again)
         #expect(try credits(again) == ["c1": "\(t0 + 5 * day) refund (ledger row c1-back)", "c2": "standing"])
 
+        // A correction: the grant taken back and the right amount granted in the same millisecond. The clawback
+        // reverses the first grant; the new one stands.
+        let corrected = try makeStore()
+        try runs(
+            [[grant, entry("c1-undo", units: -1200, at: t0 + day), entry("c1-fixed", units: 1320, at: t0 + day)]],
+            on: corrected)
+        #expect(
+            try credits(corrected) == [
+                "c1": "\(t0 + day) clawback (ledger row c1-undo)", "c1-fixed": "standing",
+            ])
+
         // Another account's or another transaction's clawback takes nothing back from this credit.
         let other = try makeStore()
         try runs(
