@@ -281,15 +281,27 @@ struct LookupContext {
     /// that differs from Apple's and that no configured app sells, credited to an account that also holds a row of
     /// Apple's product (or of no product) for the transaction (IAP-001 and IAP-018 hold the same). Empty when
     /// Apple's product is unknown.
+    ///
+    /// Also a row naming no product that grants less than the purchase, credited to an account whose row of
+    /// Apple's product grants exactly the catalog's units (a bonus written without an item; IAP-001 and IAP-019
+    /// hold the same), except for subscriptions, whose rows are days.
     func bonusRows(of t: LookupEvidence.Transaction?, among standing: [LookupEvidence.Credit]) -> Set<String> {
-        guard let appleProduct = t?.productID else { return [] }
+        guard let t, let appleProduct = t.productID else { return [] }
         let ownRowHolders = Set(
             standing.filter { $0.productID == nil || $0.productID == appleProduct }.compactMap(\.userID))
+        let expected = t.productType == "Auto-Renewable Subscription" ? nil : expectedUnits(t)
+        let exactRowHolders = Set(
+            standing.filter { $0.productID == appleProduct && $0.units != nil && $0.units == expected }
+                .compactMap(\.userID))
         return Set(
             standing.filter { credit in
-                guard let product = credit.productID, product != appleProduct, let user = credit.userID,
-                    ownRowHolders.contains(user)
-                else { return false }
+                guard let user = credit.userID else { return false }
+                guard let product = credit.productID else {
+                    // A bonus without an item: less than the purchase, beside the exact row.
+                    guard let expected, let units = credit.units else { return false }
+                    return units < expected && exactRowHolders.contains(user)
+                }
+                guard product != appleProduct, ownRowHolders.contains(user) else { return false }
                 return !catalogUnits.keys.contains { $0.hasSuffix("|" + product) }
             }.map(\.creditID))
     }

@@ -570,4 +570,20 @@ import Testing
         try Self.expectJudged(world, "1000000000001411", .paidAndCredited, flagged: false, rules: ["IAP-014"])
         try Self.expectJudged(world, "1000000000001412", .missingCredit, flagged: true, rules: ["IAP-014"])
     }
+
+    @Test func aBonusRowWithoutAProductBesideTheExactRowIsPaidAndCreditedWhileAFullSecondRowIsReplayed() throws {
+        let world = try Self.world { w in
+            let at = Self.now - 10 * Self.day
+            for (tx, user, bonus) in [("1000000000001421", "u-bonus", Int64(10)), ("1000000000001422", "u-twice", 100)]
+            {
+                w.purchase(tx, user: user, order: "o-\(user)", at: at)
+                w.credit("c-\(user)", tx: tx, order: "o-\(user)", user: user, at: at + 60_000)
+                w.credit(
+                    "c-\(user)-b", tx: tx, order: "o-\(user)", user: user, at: at + 61_000, product: nil, units: bonus)
+            }
+        }
+        try Self.expectJudged(
+            world, "1000000000001421", .paidAndCredited, flagged: false, rules: ["IAP-001", "IAP-019"])
+        try Self.expectJudged(world, "1000000000001422", .replayed, flagged: true, rules: ["IAP-001", "IAP-019"])
+    }
 }

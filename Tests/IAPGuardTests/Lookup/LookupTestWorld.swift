@@ -281,7 +281,7 @@ struct LookupTestWorld {
     }
 
     mutating func credit(
-        _ id: String, tx: String?, order: String?, user: String, at: Int64, product: String = pack100,
+        _ id: String, tx: String?, order: String?, user: String, at: Int64, product: String? = pack100,
         units: Int64 = 100, reversedAt: Int64? = nil, reason: String? = nil, consumed: (Int64, Int64)? = nil
     ) {
         var c = Credit(creditID: id)
