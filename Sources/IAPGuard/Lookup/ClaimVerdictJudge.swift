@@ -259,6 +259,20 @@ struct ClaimVerdictJudge {
             return v
         }
 
+        // A renewal credited through its original transaction: the backend keys the subscription by it and its rows
+        // there add up to the periods Apple sold so far (as IAP-014 holds).
+        if standing.isEmpty, let rows = c.creditsThroughOriginal(of: t), let original = t.originalTransactionID {
+            let days = rows.reduce(Int64(0)) { $0 + ($1.units ?? 0) }
+            var v = make(
+                .paidAndCredited,
+                "Paid and credited through its original transaction: renewal \(transactionID) (\(product), \(price)) has no credit of its own, but the backend keys the subscription by original transaction \(original), whose \(rows.count) standing row(s) add up to \(days) days, the periods Apple sold up to this renewal."
+            )
+            v.lookAlike = "subscription-renewal"
+            v.creditedTo = Array(Set(rows.compactMap(\.userID))).sorted()
+            v.details = notes
+            return v
+        }
+
         // A renewal of an app whose backend credits each subscription once: nothing is owed on the renewal itself.
         if standing.isEmpty, let policy = c.renewalCreditedOnce(t), let original = t.originalTransactionID {
             let until = t.expiresDate.map { " until \(StorefrontTime.shortUTC($0))" } ?? ""

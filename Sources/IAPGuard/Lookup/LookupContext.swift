@@ -231,6 +231,24 @@ struct LookupContext {
         return periods.reduce(Int64(0)) { $0 + (($1.expiresDate ?? 0) - ($1.purchaseDate ?? 0)) }
     }
 
+    /// The standing credits naming renewal `t`'s original transaction when they add up to the periods Apple
+    /// sold under that original up to and including `t` (each period's expiry minus purchase, 12 h of slack a
+    /// period): a backend that keys the subscription by its original transaction credited this renewal there
+    /// (as IAP-014 holds). `nil` when `t` is no renewal or the rows fall short.
+    func creditsThroughOriginal(of t: LookupEvidence.Transaction) -> [LookupEvidence.Credit]? {
+        guard t.productType == "Auto-Renewable Subscription", let original = t.originalTransactionID,
+            original != t.transactionID, let bought = t.purchaseDate
+        else { return nil }
+        let standing = credits(original).filter { $0.stands(at: now) }
+        let periods = (familyByOriginal[original] ?? []).filter {
+            $0.expiresDate != nil && ($0.purchaseDate ?? .max) <= bought && $0.inAppOwnershipType != "FAMILY_SHARED"
+        }
+        guard !standing.isEmpty, !periods.isEmpty else { return nil }
+        let sold = periods.reduce(Int64(0)) { $0 + (($1.expiresDate ?? 0) - ($1.purchaseDate ?? 0)) }
+        let days = standing.reduce(Int64(0)) { $0 + ($1.units ?? 0) }
+        return days * 86_400_000 >= sold - 43_200_000 * Int64(periods.count) ? standing : nil
+    }
+
     /// Expiry minus purchase of a subscription transaction (the period Apple sold, moved by a renewal date
     /// extension), `nil` for anything else.
     func applePeriodMillis(_ t: LookupEvidence.Transaction) -> Int64? {

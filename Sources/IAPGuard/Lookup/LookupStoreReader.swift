@@ -432,6 +432,13 @@ struct LookupStoreReader {
                    SUM(CASE WHEN EXISTS (SELECT 1 FROM credits c WHERE c.transaction_id = r.transaction_id)
                               OR EXISTS (SELECT 1 FROM orders o JOIN credits c ON c.order_id = o.order_id
                                          WHERE o.transaction_id = r.transaction_id)
+                              OR COALESCE((SELECT SUM(c.units) FROM credits c
+                                           WHERE c.transaction_id = r.original_transaction_id) * 86400000
+                                 >= (SELECT SUM(p.expires_date - p.purchase_date) - 43200000 * COUNT(*)
+                                     FROM transactions p
+                                     WHERE p.original_transaction_id = r.original_transaction_id
+                                       AND p.purchase_date <= r.purchase_date AND p.expires_date IS NOT NULL
+                                       AND COALESCE(p.in_app_ownership_type, 'PURCHASED') <> 'FAMILY_SHARED'), FALSE)
                             THEN 1 ELSE 0 END) AS credited
             FROM transactions r
             LEFT JOIN catalog rk ON rk.bundle_id = r.bundle_id AND rk.product_id = r.product_id

@@ -586,4 +586,25 @@ import Testing
             world, "1000000000001421", .paidAndCredited, flagged: false, rules: ["IAP-001", "IAP-019"])
         try Self.expectJudged(world, "1000000000001422", .replayed, flagged: true, rules: ["IAP-001", "IAP-019"])
     }
+
+    @Test func renewalsCreditedThroughTheirOriginalTransactionArePaidAndCreditedWhileTooFewDaysAreMissing() throws {
+        let world = try Self.world { w in
+            let start = Self.now - 70 * Self.day
+            for (family, user, days) in [("100000000000143", "u-keyed", Int64(60)), ("100000000000144", "u-short", 30)]
+            {
+                let original = family + "1"
+                w.purchase(
+                    original, user: user, order: "o-\(user)", at: start, product: LookupTestWorld.monthly, price: 4990,
+                    expires: start + 30 * Self.day)
+                w.purchase(
+                    family + "2", user: nil, order: nil, at: start + 30 * Self.day, product: LookupTestWorld.monthly,
+                    original: original, price: 4990, reason: "RENEWAL", expires: start + 60 * Self.day)
+                w.credit(
+                    "c-\(user)", tx: original, order: "o-\(user)", user: user, at: start + 60_000,
+                    product: LookupTestWorld.monthly, units: days)
+            }
+        }
+        try Self.expectJudged(world, "1000000000001432", .paidAndCredited, flagged: false, rules: ["IAP-014"])
+        try Self.expectJudged(world, "1000000000001442", .missingCredit, flagged: true, rules: ["IAP-014"])
+    }
 }
