@@ -1,7 +1,8 @@
 /// The rule parameters a lookup judges with, as a run binds them (the config's `rule_params`, else the rule
 /// files' defaults), so that the lookup's verdicts agree with the rules: IAP-014's `grace_hours`,
-/// `renewal_credit_share` and `clock_skew_minutes` (when a missing credit is owed) and IAP-022's `unpaid_statuses` (a credited order
-/// that was never paid). A value no rule gives is `nil`, and the lookup keeps its own default.
+/// `renewal_credit_share` and `clock_skew_minutes` (when a missing credit is owed) and IAP-022's
+/// `unpaid_statuses` (a credited order that was never paid). A value no rule gives is `nil`, and the lookup
+/// keeps its own default.
 public struct LookupRuleParameters: Sendable, Equatable {
     public var graceHours: Int64?
     public var renewalCreditShare: Double?
