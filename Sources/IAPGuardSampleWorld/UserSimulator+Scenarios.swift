@@ -58,6 +58,8 @@ extension UserSimulator {
         case .firstEntryCredited: try firstEntryCredited()
         case .unpaidOrderCredited: try unpaidOrderCredited(k)
         case .failedOrderRetried: try failedOrderRetried(k)
+        case .stalePriceList: try stalePriceList(k)
+        case .expiryClockSkew: try expiryClockSkew(k)
         }
     }
 
@@ -1432,5 +1434,74 @@ extension UserSimulator {
             truthFor(
                 .failedOrderRetried, "IAP-022", hit: false, tx: tx, order: order,
                 note: "order marked failed after a timeout; Apple charged and the credit names the transaction"))
+    }
+
+    /// An App Store price rise the app's cached price list has not caught up with: the user buys `pack1200`
+    /// at the old price, and hours later again, when Apple charges the new one (about 10 % more, rounded to the
+    /// currency's unit) while the paywall still shows and logs the old. Both signed. Not a tampered price.
+    func stalePriceList(_ k: Int) throws {
+        try runNormal()
+        let t0 = scenarioTime()
+        let first = try buy(C.pack1200, at: t0, channel: .jws)
+        let oldPrice = C.localPrice(C.pack1200, in: user.home)
+        let unit: Int64 = user.home.minorDigits == 0 ? 1000 : 10
+        let newPrice = (oldPrice * 11 / 10 + unit - 1) / unit * unit
+        let t1 = t0 + rng.int64(WorldTime.hour...20 * WorldTime.hour)
+        var tx = newTransaction(C.pack1200, storefront: user.home, at: t1, token: user.token)
+        tx.appTransactionID = UserSimulator.appTransactionID(of: user)
+        tx.price = newPrice
+        sink.countPurchase()
+        var order = newOrder(for: tx, by: user, status: "credited", channel: .jws)
+        order.price = oldPrice
+        order.currency = user.home.currency
+        try sink.order(order)
+        let at = t1 + rng.int64(2000...40000)
+        guard at < p.end else { return }
+        try deliver(tx, channel: .jws, submitter: user.id, orderID: order.orderID, at: at)
+        try sink.credit(newCredit(for: tx, order: order, to: user, at: at + rng.int64(200...3000)))
+        let shown = C.decimalText(milli: oldPrice, minorDigits: user.home.minorDigits) + " " + user.home.currency
+        let charged = C.decimalText(milli: newPrice, minorDigits: user.home.minorDigits) + " " + user.home.currency
+        try truth(
+            truthFor(
+                .stalePriceList, "IAP-010", hit: false, tx: tx, order: order,
+                note:
+                    "displayed \(shown), Apple charged \(charged) after a price rise; transaction \(first.tx.transactionID) was charged \(shown) hours before"
+            ))
+    }
+
+    /// A weekly subscription whose backend ends each period's entitlement by reversing its credit row, from a
+    /// job whose clock runs a few minutes ahead of Apple's: every row reversed 1–10 minutes before the period
+    /// expires. Signed in even cases, a legacy receipt in odd ones. Every period was credited for all of it.
+    func expiryClockSkew(_ k: Int) throws {
+        try runNormal(allowSubscription: false)
+        let start = scenarioTime(beforeEnd: 16 * WorldTime.day)
+        let product = C.plusWeekly
+        let period = Int64(product.periodDays) * WorldTime.day
+        let until = start + 2 * period + WorldTime.day
+        let skew = { self.rng.int64(WorldTime.minute...10 * WorldTime.minute) }
+        let initial = try buy(
+            product, at: start, channel: k % 2 == 0 ? .jws : .legacy, reversedAt: start + period - skew(),
+            reversalReason: "expired")
+        try notify(
+            "SUBSCRIBED", subtype: "INITIAL_BUY", about: initial.tx, at: initial.receivedAt + rng.int64(1000...20000))
+        let renewals = try renew(from: initial.tx, until: until, credit: false)
+        for renewal in renewals {
+            guard let expires = renewal.expiresDate, let purchased = renewal.purchaseDate else { continue }
+            let creditAt = purchased + rng.int64(20000...120_000)
+            guard creditAt < p.end else { continue }
+            var credit = newCredit(for: renewal, order: nil, to: user, at: creditAt)
+            let reversedAt = expires - skew()
+            if reversedAt < p.end {
+                credit.reversedAt = reversedAt
+                credit.reversalReason = "expired"
+            }
+            try sink.credit(credit)
+        }
+        for (i, tx) in ([initial.tx] + renewals).enumerated() {
+            try truth(
+                truthFor(
+                    .expiryClockSkew, "IAP-014", hit: false, tx: tx, order: i == 0 ? initial.order : nil,
+                    note: "each period's credit reversed 1–10 minutes before Apple's expiry (the backend's clock ahead)"))
+        }
     }
 }

@@ -54,6 +54,8 @@ enum WorldScenario: String, CaseIterable, Sendable {
     case firstEntryCredited = "first-entry-credited"
     case unpaidOrderCredited = "unpaid-order-credited"
     case failedOrderRetried = "failed-order-retried"
+    case stalePriceList = "stale-price-list"
+    case expiryClockSkew = "expiry-clock-skew"
 
     /// Scenarios that need the user's home storefront to be a full-price one.
     var needsFullPriceHome: Bool {

@@ -36,5 +36,12 @@ struct GenerateCommand: ParsableCommand {
         let generator = try WorldGenerator(options: world.generatorOptions(end: endMillis, signSample: signSample))
         let summary = try generator.write(to: world.directory)
         print(summary.description)
+        if world.rulesPath == nil {
+            // Not an error: the world is complete; its config only needs a rules folder before a run.
+            FileHandle.standardError.write(
+                Data(
+                    ("iapguard: no --rules and no ./rules here: the world's iapguard.yml names no rules folder; "
+                        + "add `rules: PATH` to it (or run from the repository root) before `iapguard run`\n").utf8))
+        }
     }
 }

@@ -83,9 +83,10 @@ struct RunCommand: ParsableCommand {
     func run() throws {
         LogSetup.bootstrap(format: logFormat, level: verbose ? .debug : .info)
         let logger = Logger(label: "iapguard.run")
-        let loaded: Config
+        var loaded: Config
         do {
             loaded = try Config.load(from: URL(fileURLWithPath: config))
+            try Self.resolveRules(&loaded, configPath: config, logger: logger)
         } catch let error as ConfigError {
             logger.error("bad config", metadata: ["error": "\(error)"])
             LogSetup.plainLine("\(error)")
@@ -104,6 +105,23 @@ struct RunCommand: ParsableCommand {
             config: loaded, options: options, logger: logger,
             metricsFile: metricsFile.map { URL(fileURLWithPath: $0) },
             healthcheck: healthcheckURL.flatMap(URL.init(string:)).map { HealthcheckPinger(url: $0) })
+    }
+
+    /// A run checks the rules its config names, else `./rules` as the other commands do; a config naming
+    /// none, with no `./rules` either, is a config error: the run would ingest, find nothing and exit 0.
+    static func resolveRules(_ config: inout Config, configPath: String, logger: Logger) throws {
+        guard config.rulesDirectory == nil else { return }
+        var isFolder: ObjCBool = false
+        let fallback = URL(fileURLWithPath: "rules").standardizedFileURL
+        guard FileManager.default.fileExists(atPath: fallback.path, isDirectory: &isFolder), isFolder.boolValue else {
+            throw ConfigError(
+                file: configPath, key: "rules",
+                message:
+                    "no rules folder: the config names none and there is no ./rules here; a run would check nothing. "
+                    + "Add `rules: PATH` (relative to the config file)")
+        }
+        logger.notice("the config names no rules folder: using ./rules", metadata: ["rules": "\(fallback.path)"])
+        config.rulesDirectory = fallback
     }
 
     /// Runs the pipeline, maps its outcome onto the documented exit codes, writes the metrics file and pings

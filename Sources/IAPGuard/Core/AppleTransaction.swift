@@ -66,4 +66,17 @@ extension AppleTransaction {
     /// legacy `is_upgraded` with a `cancellation_date`, or JWS `isUpgraded` with a `revocationDate` but no
     /// refund reason or type. The `refunds` view reports it as an `UPGRADE` event, never a refund.
     public static let upgradeRevocationType = "UPGRADE"
+
+    /// A transaction id as Apple writes it: `id` without the leading zeros of an all-digit text (one `0` stays
+    /// of an all-zero one); any other text as it is. Apple's ids are decimal integers written without padding,
+    /// so `00002016000000000002` (a fixed-width CHAR column's export, or a customer reading it off such a
+    /// screen) is transaction `2016000000000002`.
+    public static func unpaddedID(_ id: String) -> String {
+        let digits = id.utf8
+        guard digits.count > 1, digits.first == UInt8(ascii: "0"),
+            digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+        else { return id }
+        let kept = id.drop(while: { $0 == "0" })
+        return kept.isEmpty ? "0" : String(kept)
+    }
 }

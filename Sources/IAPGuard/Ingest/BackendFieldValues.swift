@@ -75,18 +75,7 @@ struct BackendFieldValues<Field: BackendField> {
     /// fixed-width CHAR column's export) is transaction `2016000000000002`; kept padded, it joins no purchase.
     func transactionID(_ field: Field) throws -> String? {
         guard let value = try id(field) else { return nil }
-        return Self.unpadded(value)
-    }
-
-    /// `value` without the leading zeros of an all-digit text (one `0` stays of an all-zero one); any other
-    /// text as it is.
-    static func unpadded(_ value: String) -> String {
-        let digits = value.utf8
-        guard digits.count > 1, digits.first == UInt8(ascii: "0"),
-            digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
-        else { return value }
-        let kept = value.drop(while: { $0 == "0" })
-        return kept.isEmpty ? "0" : String(kept)
+        return AppleTransaction.unpaddedID(value)
     }
 
     /// The first control, format or line-separator character of `text` and its 1-based position: a byte order

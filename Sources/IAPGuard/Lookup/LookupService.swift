@@ -161,6 +161,18 @@ public struct LookupService {
     // MARK: Resolution
 
     func resolve(_ id: String, as kind: IDKind) throws -> Resolution {
+        // Apple's transaction ids have no leading zeros (the store keeps a backend's padded copy unpadded).
+        guard kind == .transaction || kind == .original else { return try resolve(key: id, as: kind) }
+        let key = AppleTransaction.unpaddedID(id)
+        var r = try resolve(key: key, as: kind)
+        if r.matched != nil, key != id, kind == .transaction {
+            r.notes.append("\(id) is read as transaction \(key): Apple's transaction ids have no leading zeros.")
+        }
+        return r
+    }
+
+    /// What `id`, taken as it is, matches as `kind`.
+    func resolve(key id: String, as kind: IDKind) throws -> Resolution {
         let p: [String: SQLValue] = ["id": .text(id)]
         var r = Resolution()
         switch kind {

@@ -46,9 +46,9 @@ import Testing
             JSONObject.parse(
                 Array(#"{"order_id":"o","user_id":"u","created_at":1,"transaction_id":" 0001 "}"#.utf8)))
         #expect(order.transactionID == "1")
-        #expect(BackendFieldValues<BackendRowMapper.CreditField>.unpadded("000") == "0")
-        #expect(BackendFieldValues<BackendRowMapper.CreditField>.unpadded("0a1") == "0a1")
-        #expect(BackendFieldValues<BackendRowMapper.CreditField>.unpadded("0") == "0")
+        #expect(AppleTransaction.unpaddedID("000") == "0")
+        #expect(AppleTransaction.unpaddedID("0a1") == "0a1")
+        #expect(AppleTransaction.unpaddedID("0") == "0")
     }
 
     @Test func objectPathErrorsNameTheFieldAtFault() throws {

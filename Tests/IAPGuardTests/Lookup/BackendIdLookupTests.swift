@@ -63,4 +63,17 @@ import Testing
         #expect(result.users.map(\.userID) == ["u-new"])
         #expect(result.query.matches.first?.matched.contains("u-new") == true)
     }
+
+    @Test func aTransactionIdWithLeadingZerosFindsTheTransactionAndSaysHowItWasRead() throws {
+        let world = try Self.world()
+        let plain = try world.lookup("1000000000004001")
+        let padded = try world.lookup("0001000000000004001")
+        #expect(padded.found)
+        #expect(padded.query.matches.map(\.kind) == plain.query.matches.map(\.kind))
+        #expect(padded.verdicts == plain.verdicts)
+        #expect(padded.notes.contains { $0.contains("read as transaction 1000000000004001") }, "\(padded.notes)")
+        // Unpadded ids get no such note, and an order id keeps its zeros.
+        #expect(!plain.notes.contains { $0.contains("leading zeros") })
+        #expect(!(try world.lookup("0o-payer")).found)
+    }
 }

@@ -66,12 +66,14 @@ struct PipelineTestWorld {
     }
 
     /// Runs `iapguard run` on this world with `extra` arguments and environment.
-    func run(_ extra: [String] = [], environment: [String: String] = [:], timeout: TimeInterval = 120) throws
-        -> Outcome
-    {
+    func run(
+        _ extra: [String] = [], environment: [String: String] = [:], currentDirectory: URL? = nil,
+        timeout: TimeInterval = 120
+    ) throws -> Outcome {
         guard let binary = Self.binary else { throw RunError.noBinary }
         let process = Process()
         process.executableURL = binary
+        if let currentDirectory { process.currentDirectoryURL = currentDirectory }
         process.arguments =
             ["run", "--config", configPath, "--until", Self.until, "--fail-on", "none", "--log-format", "json"] + extra
         var env = ProcessInfo.processInfo.environment

@@ -27,6 +27,26 @@ struct RunOptionsTests {
         }
     }
 
+    @Test func aConfigNamingNoRulesFolderIsAConfigErrorUnlessDotRulesExists() throws {
+        let world = try PipelineTestWorld()
+        defer { world.remove() }
+        let config = URL(fileURLWithPath: world.configPath)
+        let text = try String(contentsOf: config, encoding: .utf8)
+        let kept = text.split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.hasPrefix("rules:") }
+        #expect(kept.count < text.split(separator: "\n", omittingEmptySubsequences: false).count)
+        try kept.joined(separator: "\n").write(to: config, atomically: true, encoding: .utf8)
+        // No ./rules where it runs: nothing would be checked, so nothing is ingested and the exit says why.
+        let nowhere = try world.run(currentDirectory: world.directory)
+        #expect(nowhere.status == 78)
+        #expect(nowhere.stderr.contains("no rules folder"), "\(nowhere.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: world.storePath))
+        // From a folder holding ./rules (the repository root), those rules are run and the reports written.
+        let here = try world.run(currentDirectory: Fixtures.repoRoot)
+        #expect(here.status == 0)
+        #expect(here.stderr.contains("the config names no rules folder"), "\(here.stderr)")
+        #expect(try !world.reportFiles().isEmpty)
+    }
+
     @Test func dryRunWritesNothingAndReturnsTheRealExitCode() throws {
         let world = try PipelineTestWorld()
         defer { world.remove() }
