@@ -303,6 +303,9 @@ struct LookupContext {
     /// Also a row naming no product that grants less than the purchase, credited to an account whose row of
     /// Apple's product grants exactly the catalog's units (a bonus written without an item; IAP-001 and IAP-019
     /// hold the same), except for subscriptions, whose rows are days.
+    ///
+    /// Only the one row of its item (or the one without an item) for an account is a bonus: two standing rows of
+    /// the same bonus item are the bonus replayed, and both count as credits (IAP-001 2.8).
     func bonusRows(of t: LookupEvidence.Transaction?, among standing: [LookupEvidence.Credit]) -> Set<String> {
         guard let t, let appleProduct = t.productID else { return [] }
         let ownRowHolders = Set(
@@ -311,9 +314,15 @@ struct LookupContext {
         let exactRowHolders = Set(
             standing.filter { $0.productID == appleProduct && $0.units != nil && $0.units == expected }
                 .compactMap(\.userID))
+        var rowsOfItem: [String: Int] = [:]
+        for credit in standing {
+            rowsOfItem[(credit.userID ?? "") + "\u{1F}" + (credit.productID ?? ""), default: 0] += 1
+        }
         return Set(
             standing.filter { credit in
-                guard let user = credit.userID else { return false }
+                guard let user = credit.userID,
+                    rowsOfItem[user + "\u{1F}" + (credit.productID ?? ""), default: 0] == 1
+                else { return false }
                 guard let product = credit.productID else {
                     // A bonus without an item: less than the purchase, beside the exact row.
                     guard let expected, let units = credit.units else { return false }

@@ -587,6 +587,28 @@ import Testing
         try Self.expectJudged(world, "1000000000001422", .replayed, flagged: true, rules: ["IAP-001", "IAP-019"])
     }
 
+    /// One bonus row of an item (or without one) beside the purchase is a promotion; the same bonus written again
+    /// on later days is a replay of the purchase (IAP-001 2.8), whichever way the bonus is written.
+    @Test func aBonusRowWrittenAgainOnLaterDaysIsAReplayedPurchase() throws {
+        let world = try Self.world { w in
+            let at = Self.now - 10 * Self.day
+            for (tx, user, product) in [
+                ("1000000000001451", "u-bonus-item", Optional("promo.first_purchase_bonus")),
+                ("1000000000001452", "u-bonus-bare", nil),
+            ] {
+                w.purchase(tx, user: user, order: "o-\(user)", at: at)
+                w.credit("c-\(user)", tx: tx, order: "o-\(user)", user: user, at: at + 60_000)
+                for day in Int64(1)...3 {
+                    w.credit(
+                        "c-\(user)-\(day)", tx: tx, order: "o-\(user)", user: user, at: at + day * Self.day,
+                        product: product, units: 10)
+                }
+            }
+        }
+        try Self.expectJudged(world, "1000000000001451", .replayed, flagged: true, rules: ["IAP-001"])
+        try Self.expectJudged(world, "1000000000001452", .replayed, flagged: true, rules: ["IAP-001"])
+    }
+
     @Test func renewalsCreditedThroughTheirOriginalTransactionArePaidAndCreditedWhileTooFewDaysAreMissing() throws {
         let world = try Self.world { w in
             let start = Self.now - 70 * Self.day
