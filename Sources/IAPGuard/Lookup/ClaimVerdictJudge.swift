@@ -94,6 +94,11 @@ struct ClaimVerdictJudge {
                     .unverifiable,
                     "Unconfirmed: transaction \(transactionID) was \(creditText), but Apple never confirmed it.")
                 v.details.append("No copy of the transaction was ever received from Apple or the app.")
+                if !Self.isAppleID(transactionID) {
+                    v.details.append(
+                        "\(transactionID) is not an App Store transaction id (Apple's are digits): if the backend's ledger also holds other stores' payments (web, another platform), check there first."
+                    )
+                }
                 v.action = "Do not grant more; check whether the data was pulled, else reverse the credit."
                 return v
             }
@@ -736,11 +741,19 @@ struct ClaimVerdictJudge {
         return checks.first { !$0.0.contains(receiver) }.map { (accounts: $0.0, why: $0.1) }
     }
 
+    /// Whether `id` is written as Apple writes transaction ids: decimal digits only.
+    static func isAppleID(_ id: String) -> Bool {
+        !id.isEmpty && id.utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+    }
+
     /// Forgery markers on a transaction id or its copies.
     func forgeryMarkers(_ transactionID: String, sightings: [LookupEvidence.Sighting]) -> [String] {
         var markers = Set<String>()
         if transactionID.lowercased().hasPrefix("com.urus.iap") { markers.insert("urus-marker") }
-        if !transactionID.allSatisfy({ $0.isASCII && $0.isNumber }) { markers.insert("non-numeric-id") }
+        // A copy from Apple or the app with an id that is not Apple's digits is a forger's; a credit's id that no
+        // copy ever carried is only the backend's claim: unconfirmed, as IAP-020 holds (a web or other store's
+        // payment id in a shared ledger looks the same).
+        if !sightings.isEmpty, !Self.isAppleID(transactionID) { markers.insert("non-numeric-id") }
         for sighting in sightings {
             for anomaly in (sighting.anomalies ?? "").split(separator: ",").map(String.init)
             where Self.forgeryAnomalies.contains(anomaly) {

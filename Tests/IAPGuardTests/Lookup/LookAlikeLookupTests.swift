@@ -609,6 +609,19 @@ import Testing
         try Self.expectJudged(world, "1000000000001452", .replayed, flagged: true, rules: ["IAP-001"])
     }
 
+    /// A credit naming another store's payment id (a web checkout's `pi_…` in a shared ledger) that no copy from
+    /// Apple or the app ever carried is unconfirmed, as IAP-020 reports it, and says the id is not Apple's; it
+    /// is not called forged. The same id on a copy the app submitted is a forger's mark.
+    @Test func aCreditOfANonAppleIdNeverSeenFromAppleIsUnconfirmedNotForged() throws {
+        let world = try Self.world { w in
+            w.credit("c-web", tx: "pi_3PqRsT2eZvKYlo2C", order: "web-0001", user: "u-web", at: Self.now - Self.day)
+        }
+        try Self.expectJudged(world, "pi_3PqRsT2eZvKYlo2C", .unverifiable, flagged: true, rules: ["IAP-020"])
+        let verdict = try Self.judged(world, "pi_3PqRsT2eZvKYlo2C", rules: ["IAP-020"]).verdict
+        #expect(verdict.details.contains { $0.contains("not an App Store transaction id") }, "\(verdict.details)")
+        #expect(!verdict.headline.lowercased().contains("forged"))
+    }
+
     @Test func renewalsCreditedThroughTheirOriginalTransactionArePaidAndCreditedWhileTooFewDaysAreMissing() throws {
         let world = try Self.world { w in
             let start = Self.now - 70 * Self.day
