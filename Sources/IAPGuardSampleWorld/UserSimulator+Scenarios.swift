@@ -60,6 +60,8 @@ extension UserSimulator {
         case .failedOrderRetried: try failedOrderRetried(k)
         case .stalePriceList: try stalePriceList(k)
         case .expiryClockSkew: try expiryClockSkew(k)
+        case .bonusReplayed: try bonusReplayed(k)
+        case .forgottenSubscriptionRefunds: try forgottenSubscriptionRefunds()
         }
     }
 
@@ -1502,6 +1504,75 @@ extension UserSimulator {
                 truthFor(
                     .expiryClockSkew, "IAP-014", hit: false, tx: tx, order: i == 0 ? initial.order : nil,
                     note: "each period's credit reversed 1–10 minutes before Apple's expiry (the backend's clock ahead)"))
+        }
+    }
+
+    /// A first-purchase promotion's bonus, written once beside the purchase's row as it should be, then written
+    /// again on two later days (a replayed grant request): the purchase credited three more times. Even cases
+    /// name the promotion's item, odd cases write the bonus without an item.
+    func bonusReplayed(_ k: Int) throws {
+        try runNormal()
+        let t0 = scenarioTime(beforeEnd: 4 * WorldTime.day)
+        let made = try buy(C.pack2500, at: t0, channel: k % 4 < 2 ? .jws : .legacy, noise: false)
+        guard let credit = made.credit, let creditedAt = credit.creditedAt else { return }
+        let bonus = C.pack2500.units / 10
+        let times = [creditedAt + rng.int64(200...2000)]
+            + [1, 2].map { day in creditedAt + day * WorldTime.day + rng.int64(0...WorldTime.hour) }
+        for at in times where at < p.end {
+            var row = newCredit(for: made.tx, order: made.order, to: user, at: at, units: bonus)
+            row.productID = k % 2 == 0 ? "promo.first_purchase_bonus" : nil
+            try sink.credit(row)
+        }
+        try truth(
+            truthFor(
+                .bonusReplayed, "IAP-001", hit: true, tx: made.tx, order: made.order,
+                note:
+                    "a \(bonus)-unit first-purchase bonus \(k % 2 == 0 ? "row" : "row without an item") written three times, on three days"
+            ))
+    }
+
+    /// A weekly subscriber who forgot to cancel asks Apple to refund the last two renewals; Apple decides the
+    /// request period by period, on two consecutive days, and the backend reverses each credit within hours.
+    /// One request, not a refund habit; nothing refunded stays credited.
+    func forgottenSubscriptionRefunds() throws {
+        try runNormal(allowSubscription: false)
+        let start = scenarioTime(beforeEnd: 30 * WorldTime.day)
+        let product = C.plusWeekly
+        let period = Int64(product.periodDays) * WorldTime.day
+        let subscription = try subscribe(
+            product, at: start, until: start + 3 * period + WorldTime.hour, channel: .jws, creditRenewals: false)
+        let renewals = subscription.renewals
+        guard renewals.count >= 2 else { return }
+        let refunded = renewals.suffix(2)
+        var refundAt = (renewals.last?.expiresDate ?? start + 4 * period) + rng.int64(WorldTime.hour...WorldTime.day)
+        var refundTimes: [String: Int64] = [:]
+        for tx in refunded {
+            refundTimes[tx.transactionID] = refundAt
+            refundAt += rng.int64(18 * WorldTime.hour...30 * WorldTime.hour)
+        }
+        for tx in renewals {
+            guard let purchased = tx.purchaseDate else { continue }
+            let creditAt = purchased + rng.int64(20000...120_000)
+            guard creditAt < p.end else { continue }
+            var credit = newCredit(for: tx, order: nil, to: user, at: creditAt)
+            if let at = refundTimes[tx.transactionID] {
+                let reversedAt = at + rng.int64(WorldTime.hour...6 * WorldTime.hour)
+                if reversedAt < p.end {
+                    credit.reversedAt = reversedAt
+                    credit.reversalReason = "refund"
+                }
+            }
+            try sink.credit(credit)
+        }
+        for tx in refunded {
+            guard let at = refundTimes[tx.transactionID] else { continue }
+            try refund(tx, at: at)
+        }
+        let note = "forgot to cancel: the last two renewals refunded on consecutive days (one request), credits reversed"
+        try truth(truthFor(.forgottenSubscriptionRefunds, "IAP-016", hit: false, tx: nil, user: user, note: note))
+        for tx in refunded {
+            try truth(
+                truthFor(.forgottenSubscriptionRefunds, "IAP-015", hit: false, tx: tx, primary: false, note: note))
         }
     }
 }

@@ -56,6 +56,8 @@ enum WorldScenario: String, CaseIterable, Sendable {
     case failedOrderRetried = "failed-order-retried"
     case stalePriceList = "stale-price-list"
     case expiryClockSkew = "expiry-clock-skew"
+    case bonusReplayed = "bonus-replayed"
+    case forgottenSubscriptionRefunds = "forgotten-subscription-refunds"
 
     /// Scenarios that need the user's home storefront to be a full-price one.
     var needsFullPriceHome: Bool {
