@@ -1503,7 +1503,8 @@ extension UserSimulator {
             try truth(
                 truthFor(
                     .expiryClockSkew, "IAP-014", hit: false, tx: tx, order: i == 0 ? initial.order : nil,
-                    note: "each period's credit reversed 1–10 minutes before Apple's expiry (the backend's clock ahead)"))
+                    note: "each period's credit reversed 1–10 minutes before Apple's expiry (the backend's clock ahead)"
+                ))
         }
     }
 
@@ -1516,7 +1517,8 @@ extension UserSimulator {
         let made = try buy(C.pack2500, at: t0, channel: k % 4 < 2 ? .jws : .legacy, noise: false)
         guard let credit = made.credit, let creditedAt = credit.creditedAt else { return }
         let bonus = C.pack2500.units / 10
-        let times = [creditedAt + rng.int64(200...2000)]
+        let times =
+            [creditedAt + rng.int64(200...2000)]
             + [1, 2].map { day in creditedAt + day * WorldTime.day + rng.int64(0...WorldTime.hour) }
         for at in times where at < p.end {
             var row = newCredit(for: made.tx, order: made.order, to: user, at: at, units: bonus)
@@ -1568,7 +1570,8 @@ extension UserSimulator {
             guard let at = refundTimes[tx.transactionID] else { continue }
             try refund(tx, at: at)
         }
-        let note = "forgot to cancel: the last two renewals refunded on consecutive days (one request), credits reversed"
+        let note =
+            "forgot to cancel: the last two renewals refunded on consecutive days (one request), credits reversed"
         try truth(truthFor(.forgottenSubscriptionRefunds, "IAP-016", hit: false, tx: nil, user: user, note: note))
         for tx in refunded {
             try truth(
