@@ -184,6 +184,12 @@ struct BackendFieldValues<Field: BackendField> {
             throw RecordError(
                 "\(field.name): expected epoch milliseconds or an RFC 3339 time, found \"\(value.prefix(40))\"")
         }
+        guard ms <= Self.latestMillis else {
+            throw RecordError("\(field.name): \(value.prefix(40)) is after the year 9999: not epoch milliseconds")
+        }
         return ms
     }
+
+    /// 9999-12-31T23:59:59.999Z, the last time RFC 3339 writes.
+    static var latestMillis: Int64 { TimeParser.calendarMillis.upperBound }
 }

@@ -137,6 +137,18 @@ public struct ReceiptResponseParser: Sendable {
         t.signedDate = requestDate
 
         var anomalies: [String] = []
+        // A date past the year 9999 (or before year 1) is no time Apple writes: a forger's, and never used as a
+        // time (the arithmetic below and the reports would overflow on it).
+        let calendar = TimeParser.calendarMillis
+        if [t.purchaseDate, t.originalPurchaseDate, t.expiresDate, t.revocationDate].contains(where: {
+            $0.map { !calendar.contains($0) } ?? false
+        }) {
+            anomalies.append(Self.dateOutOfRange)
+            for keyPath in [\AppleTransaction.purchaseDate, \.originalPurchaseDate, \.expiresDate, \.revocationDate]
+            where t[keyPath: keyPath].map({ !calendar.contains($0) }) ?? false {
+                t[keyPath: keyPath] = nil
+            }
+        }
         for (text, ms) in [
             ("purchase_date", t.purchaseDate), ("original_purchase_date", t.originalPurchaseDate),
             ("expires_date", t.expiresDate), ("cancellation_date", t.revocationDate),
@@ -181,6 +193,9 @@ public struct ReceiptResponseParser: Sendable {
         }
         return (t, anomalies)
     }
+
+    /// The anomaly noted for a date outside years 0001–9999 (the date itself is dropped).
+    static let dateOutOfRange = "date-out-of-range"
 
     /// The anomaly noted when the response's `environment` and its receipt's `receipt_type` disagree.
     static let environmentConflict = "environment-conflict"

@@ -100,8 +100,13 @@ public enum TimeParser {
         }
     }
 
-    /// Formats epoch ms as `YYYY-MM-DDTHH:MM:SSZ` (UTC), milliseconds dropped when zero.
+    /// The epoch milliseconds ``iso8601(_:)`` writes as a calendar time: years 0001 to 9999.
+    public static let calendarMillis: ClosedRange<Int64> = -62_135_596_800_000...253_402_300_799_999
+
+    /// Formats epoch ms as `YYYY-MM-DDTHH:MM:SSZ` (UTC), milliseconds dropped when zero. A value outside years
+    /// 0001–9999 (a forged or mistyped time) is written as its number of milliseconds, never trapped on.
     public static func iso8601(_ millis: Int64) -> String {
+        guard calendarMillis.contains(millis) else { return "\(millis) ms since 1970 (not a calendar time)" }
         let seconds = Int64((Double(millis) / 1000).rounded(.down))
         let ms = Int(millis - seconds * 1000)
         var days = Int(seconds / 86_400)

@@ -5,7 +5,7 @@ struct ClaimVerdictJudge {
 
     static let forgeryAnomalies = [
         "non-numeric-id", "date-mismatch", "expiry-far-future", "product-outside-bundle", "purchase-after-request",
-        "original-after-purchase", "date-before-app-store", "quantity-not-positive",
+        "original-after-purchase", "date-before-app-store", "date-out-of-range", "quantity-not-positive",
     ]
 
     /// The verdict about one transaction id, or `nil` when the store knows nothing about it at all.
@@ -153,10 +153,13 @@ struct ClaimVerdictJudge {
         let familyShared = t.inAppOwnershipType == "FAMILY_SHARED"
         // What the purchase granted: the ledger's rows, or the catalog's units if more (a row edited down in place
         // to the share a prorated refund left the customer), as IAP-015 holds.
-        let granted = max(credits.reduce(Int64(0)) { $0 + max($1.units ?? 0, 0) }, c.expectedUnits(t) ?? 0)
+        let granted = max(
+            credits.reduce(Int64(0)) { LookupContext.saturatingSum($0, max($1.units ?? 0, 0)) }, c.expectedUnits(t) ?? 0
+        )
         // Less what clawback ledger rows took back of them, as IAP-015 counts it.
         let clawedBack = c.clawedBackUnits(transactionID, standing: standing)
-        let standingUnits = standing.reduce(Int64(0)) { $0 + ($1.units ?? 0) } - clawedBack
+        let standingUnits = LookupContext.saturatingSum(
+            standing.reduce(Int64(0)) { LookupContext.saturatingSum($0, $1.units ?? 0) }, -clawedBack)
         var lookAlike: String? = familyShared ? "family-sharing" : nil
         var notes: [String] = []
 
@@ -267,7 +270,7 @@ struct ClaimVerdictJudge {
         // A renewal credited through its original transaction: the backend keys the subscription by it and its rows
         // there add up to the periods Apple sold so far (as IAP-014 holds).
         if standing.isEmpty, let rows = c.creditsThroughOriginal(of: t), let original = t.originalTransactionID {
-            let days = rows.reduce(Int64(0)) { $0 + ($1.units ?? 0) }
+            let days = rows.reduce(Int64(0)) { LookupContext.saturatingSum($0, $1.units ?? 0) }
             var v = make(
                 .paidAndCredited,
                 "Paid and credited through its original transaction: renewal \(transactionID) (\(product), \(price)) has no credit of its own, but the backend keys the subscription by original transaction \(original), whose \(rows.count) standing row(s) add up to \(days) days, the periods Apple sold up to this renewal."
@@ -390,7 +393,7 @@ struct ClaimVerdictJudge {
             } else {
                 let keyedByOriginal =
                     (t.quantity ?? 1) <= 1
-                    && c.entitledPeriodMillis(t).map { (merged.units ?? 0) * 86_400_000 <= $0 + 43_200_000 } != true
+                    && c.entitledPeriodMillis(t).map { LookupContext.days(merged.units ?? 0, fitIn: $0) } != true
                 notes.append(
                     (t.quantity ?? 1) > 1
                         ? "Credited as \(standing.count) rows, one per item of a quantity-\(t.quantity ?? 1) purchase."
@@ -507,7 +510,7 @@ struct ClaimVerdictJudge {
         // (Rows keyed by a subscription's original transaction credit the periods Apple sold under it.)
         let periodsOfOriginal =
             perItem != nil
-            && (c.subscriptionPeriodsMillis(keyedBy: t).map { (credit.units ?? 0) * 86_400_000 <= $0 + 43_200_000 }
+            && (c.subscriptionPeriodsMillis(keyedBy: t).map { LookupContext.days(credit.units ?? 0, fitIn: $0) }
                 == true)
         if let expectedUnits = c.expectedUnits(t), let units = credit.units, units != expectedUnits,
             !c.creditsApplePeriod(t, units: units), !periodsOfOriginal

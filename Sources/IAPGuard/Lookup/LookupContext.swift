@@ -103,20 +103,34 @@ struct LookupContext {
         let rows = (clawbacksByTransaction[transactionID] ?? []).filter { ($0.creditedAt ?? .max) <= now }
         var total: Int64 = 0
         for (user, own) in Dictionary(grouping: rows, by: { $0.userID ?? "" }) {
-            let taken = -own.reduce(Int64(0)) { $0 + min($1.units ?? 0, 0) }
+            let negative = own.reduce(Int64(0)) { Self.saturatingSum($0, min($1.units ?? 0, 0)) }
+            let taken = negative == .min ? .max : -negative
             let latest = own.compactMap(\.creditedAt).max() ?? 0
             let before = standing.filter { ($0.userID ?? "") == user && ($0.creditedAt ?? .max) <= latest }
-                .reduce(Int64(0)) { $0 + ($1.units ?? 0) }
+                .reduce(Int64(0)) { Self.saturatingSum($0, $1.units ?? 0) }
             total += max(0, min(taken, before))
         }
         return total
+    }
+
+    /// Whether `days` (a credit's units) fit in `millis` with half a day's slack. In floating point: the units
+    /// are the backend's and the quantity Apple's (or a forger's), and no count may trap the lookup.
+    static func days(_ days: Int64, fitIn millis: Int64) -> Bool {
+        Double(days) * 86_400_000 <= Double(millis) + 43_200_000
+    }
+
+    /// `a + b`, held at the bounds of `Int64` instead of trapping (units are attacker-controlled text).
+    static func saturatingSum(_ a: Int64, _ b: Int64) -> Int64 {
+        let (sum, overflow) = a.addingReportingOverflow(b)
+        return overflow ? (b > 0 ? .max : .min) : sum
     }
 
     /// Units one purchase of `product` in `bundle` grants, times Apple's quantity.
     func expectedUnits(_ t: LookupEvidence.Transaction) -> Int64? {
         guard let bundle = t.bundleID, let product = t.productID, let units = catalogUnits[bundle + "|" + product]
         else { return nil }
-        return units * max(t.quantity ?? 1, 1)
+        return units.multipliedReportingOverflow(by: max(t.quantity ?? 1, 1)).overflow
+            ? nil : units * max(t.quantity ?? 1, 1)
     }
 
     /// The account that paid for a transaction and how that is known.
@@ -200,12 +214,12 @@ struct LookupContext {
         if t.productType == "Non-Consumable" { return first }
         let units = standing.compactMap(\.units)
         guard units.count == standing.count else { return nil }
-        let total = units.reduce(0, +)
+        let total = units.reduce(0, Self.saturatingSum)
         let perItem =
             (t.quantity ?? 1) > 1 && standing.count <= (t.quantity ?? 1) && expectedUnits(t).map { total <= $0 } == true
-        let periodParts = entitledPeriodMillis(t).map { total * 86_400_000 <= $0 + 43_200_000 } == true
+        let periodParts = entitledPeriodMillis(t).map { Self.days(total, fitIn: $0) } == true
         let periodsOfOriginal =
-            subscriptionPeriodsMillis(keyedBy: t).map { total * 86_400_000 <= $0 + 43_200_000 } == true
+            subscriptionPeriodsMillis(keyedBy: t).map { Self.days(total, fitIn: $0) } == true
         guard perItem || periodParts || periodsOfOriginal else { return nil }
         var merged = first
         merged.units = total
@@ -245,8 +259,8 @@ struct LookupContext {
         }
         guard !standing.isEmpty, !periods.isEmpty else { return nil }
         let sold = periods.reduce(Int64(0)) { $0 + (($1.expiresDate ?? 0) - ($1.purchaseDate ?? 0)) }
-        let days = standing.reduce(Int64(0)) { $0 + ($1.units ?? 0) }
-        return days * 86_400_000 >= sold - 43_200_000 * Int64(periods.count) ? standing : nil
+        let days = standing.reduce(Int64(0)) { Self.saturatingSum($0, $1.units ?? 0) }
+        return Double(days) * 86_400_000 >= Double(sold) - 43_200_000 * Double(periods.count) ? standing : nil
     }
 
     /// Expiry minus purchase of a subscription transaction (the period Apple sold, moved by a renewal date
@@ -289,10 +303,10 @@ struct LookupContext {
     /// Billing Grace Period Apple granted after it (``entitledPeriodMillis(_:)``).
     func creditsApplePeriod(_ t: LookupEvidence.Transaction, units: Int64) -> Bool {
         guard let period = applePeriodMillis(t), let entitled = entitledPeriodMillis(t) else { return false }
-        if abs(units * 86_400_000 - period) <= 43_200_000 { return true }
+        if abs(Double(units) * 86_400_000 - Double(period)) <= 43_200_000 { return true }
         guard let expected = expectedUnits(t) else { return false }
-        return units * 86_400_000 >= expected * 86_400_000 - 43_200_000
-            && units * 86_400_000 <= entitled + 43_200_000
+        return Double(units) * 86_400_000 >= Double(expected) * 86_400_000 - 43_200_000
+            && Self.days(units, fitIn: entitled)
     }
 
     /// The ids of `standing` rows that grant a backend item beside the purchase (a promotion's bonus): a product

@@ -34,6 +34,21 @@ import Testing
         #expect(order.environment == AppleEnvironment(appleValue: "Sandbox")?.rawValue)
     }
 
+    /// A time past the year 9999 (`9223372036854775807`, a sentinel or garbage) is the record's error, named by
+    /// field: it never reaches the report, whose dates it would overflow.
+    @Test func aTimeAfterTheYear9999IsTheRecordsErrorNamingTheField() throws {
+        let credit = #"{"credit_id":"c","transaction_id":"1","user_id":"u","units":5,"credited_at":9223372036854775807}"#
+        #expect {
+            try BackendRowMapper.credit(JSONObject.parse(Array(credit.utf8)))
+        } throws: { "\($0)".contains("credited_at: 9223372036854775807 is after the year 9999") }
+        let order = #"{"order_id":"o","user_id":"u","created_at":"253402300800000"}"#
+        #expect {
+            try BackendRowMapper.order(JSONObject.parse(Array(order.utf8)))
+        } throws: { "\($0)".contains("created_at: 253402300800000 is after the year 9999") }
+        let last = #"{"order_id":"o","user_id":"u","created_at":253402300799999}"#
+        #expect(try BackendRowMapper.order(JSONObject.parse(Array(last.utf8))).createdAt == 253_402_300_799_999)
+    }
+
     @Test func aZeroPaddedAppleTransactionIdIsTheTransactionAppleNamesButOtherIdsKeepTheirZeros() throws {
         let credit = try BackendRowMapper.credit(
             JSONObject.parse(

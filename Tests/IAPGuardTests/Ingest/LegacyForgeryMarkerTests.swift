@@ -60,6 +60,23 @@ import Testing
         #expect(none.isEmpty)
     }
 
+    /// A date past the year 9999 is a marker and is dropped, whichever date it is and however extreme: the
+    /// parser's date arithmetic never traps on it.
+    @Test(arguments: ["original_purchase_date_ms", "expires_date_ms", "cancellation_date_ms"])
+    func aDatePastTheYear9999IsAMarkerAndIsDropped(field: String) throws {
+        for value in ["9223372036854775807", "-9223372036854775808", "253402300800000"] {
+            let line =
+                #"{"status":0,"environment":"Production","receipt":{"bundle_id":"com.example.coins","request_date_ms":"1596771003000","in_app":[{"quantity":"1","product_id":"com.example.coins.pack100","transaction_id":"2000000000000001","purchase_date_ms":"9223372036854775807","\#(field)":"\#(value)"}]}}"#
+            let sightings = try ReceiptResponseParser(sourceName: "r").parse(
+                JSONObject.parse(Array(line.utf8)), payloadHash: "h", location: "r:1")
+            let sighting = try #require(sightings.first)
+            #expect(sighting.anomalies.contains("date-out-of-range"), "\(field)=\(value)")
+            #expect(sighting.transaction.purchaseDate == nil)
+            #expect(sighting.transaction.originalPurchaseDate == nil && sighting.transaction.expiresDate == nil)
+            #expect(sighting.transaction.revocationDate == nil)
+        }
+    }
+
     @Test func aMalformedDownloadIDDoesNotDropTheReceipt() throws {
         let flags = try Self.anomalies(
             receipt: #""download_id":{"x":1},"#, entry: #""transaction_id":"2000000000000001""#)

@@ -21,6 +21,16 @@ import Testing
         #expect(TimeParser.iso8601(1_596_771_003_000) == "2020-08-07T03:30:03Z")
     }
 
+    /// Any 64-bit time is written, never trapped on: a forged receipt's or a sentinel's date reaches reports.
+    @Test func everyEpochMillisecondsValueIsWrittenWithoutTrapping() {
+        #expect(TimeParser.iso8601(253_402_300_799_999) == "9999-12-31T23:59:59.999Z")
+        #expect(TimeParser.iso8601(-62_135_596_800_000) == "0001-01-01T00:00:00Z")
+        #expect(TimeParser.iso8601(-1) == "1969-12-31T23:59:59.999Z")
+        for extreme in [Int64.max, Int64.min, 253_402_300_800_000, -62_135_596_800_001] {
+            #expect(TimeParser.iso8601(extreme) == "\(extreme) ms since 1970 (not a calendar time)")
+        }
+    }
+
     /// ASCII amounts are read from their bytes; they must read exactly as the Unicode rules read them.
     @Test func asciiAmountsReadAsTheUnicodeRulesReadThem() {
         let inputs = [

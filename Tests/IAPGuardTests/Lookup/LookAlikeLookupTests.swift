@@ -622,6 +622,34 @@ import Testing
         #expect(!verdict.headline.lowercased().contains("forged"))
     }
 
+    /// Units and quantities are attacker-controlled: the largest 64-bit counts (a subscription credited
+    /// `Int64.max` days, two such rows of one pack, a clawback of `Int64.min`, a forged quantity) are judged,
+    /// never trapped on.
+    @Test func extremeUnitsAndQuantitiesAreJudgedWithoutTrapping() throws {
+        let at = Self.now - 20 * Self.day
+        let world = try Self.world { w in
+            w.purchase(
+                "1000000000001461", user: "u-max-sub", order: "o-max-sub", at: at, product: LookupTestWorld.monthly,
+                price: 4990, expires: at + 30 * Self.day)
+            w.credit(
+                "c-max-sub", tx: "1000000000001461", order: "o-max-sub", user: "u-max-sub", at: at + 60_000,
+                product: LookupTestWorld.monthly, units: .max)
+            w.credit(
+                "c-max-sub-2", tx: "1000000000001461", order: "o-max-sub", user: "u-max-sub", at: at + 61_000,
+                product: LookupTestWorld.monthly, units: .max)
+            w.purchase("1000000000001462", user: "u-max-pack", order: "o-max-pack", at: at, quantity: .max)
+            for (id, units) in [("c-a", Int64.max), ("c-b", .max), ("c-c", .min)] {
+                w.credit(
+                    id, tx: "1000000000001462", order: "o-max-pack", user: "u-max-pack", at: at + 60_000, units: units)
+            }
+        }
+        for tx in ["1000000000001461", "1000000000001462"] {
+            let result = try world.lookup(tx, kind: .transaction)
+            #expect(result.verdicts.contains { $0.transactionID == tx })
+            #expect(!LookupTextRenderer().render(result).isEmpty)
+        }
+    }
+
     @Test func renewalsCreditedThroughTheirOriginalTransactionArePaidAndCreditedWhileTooFewDaysAreMissing() throws {
         let world = try Self.world { w in
             let start = Self.now - 70 * Self.day
