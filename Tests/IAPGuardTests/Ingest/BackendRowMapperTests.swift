@@ -37,7 +37,8 @@ import Testing
     /// A time past the year 9999 (`9223372036854775807`, a sentinel or garbage) is the record's error, named by
     /// field: it never reaches the report, whose dates it would overflow.
     @Test func aTimeAfterTheYear9999IsTheRecordsErrorNamingTheField() throws {
-        let credit = #"{"credit_id":"c","transaction_id":"1","user_id":"u","units":5,"credited_at":9223372036854775807}"#
+        let credit =
+            #"{"credit_id":"c","transaction_id":"1","user_id":"u","units":5,"credited_at":9223372036854775807}"#
         #expect {
             try BackendRowMapper.credit(JSONObject.parse(Array(credit.utf8)))
         } throws: { "\($0)".contains("credited_at: 9223372036854775807 is after the year 9999") }
