@@ -141,7 +141,7 @@ public struct Config: Sendable {
                 root = node?.any
             }
         } catch let error as YamlError {
-            throw ConfigError(file: path, key: nil, message: "YAML syntax error: \(error)")
+            throw Self.configError(error, text: text, file: path)
         }
         guard let top = root as? [String: Any] else {
             throw ConfigError(file: path, key: nil, message: "the top level must be a mapping of keys")
@@ -152,6 +152,34 @@ public struct Config: Sendable {
             // The reader works on plain values; the composed tree still knows where each key is.
             if let key = error.key { error.line = node?.line(ofKeyPath: key) }
             throw error
+        }
+    }
+
+    /// A YAML error as a config error naming the line and the problem. Yams' own description quotes the whole
+    /// file, which may hold a password (a PostgreSQL URL): never printed.
+    static func configError(_ error: YamlError, text: String, file: String) -> ConfigError {
+        switch error {
+        case .scanner(let context, let problem, let mark, _), .parser(let context, let problem, let mark, _),
+            .composer(let context, let problem, let mark, _):
+            let prefix = context.map { "\($0.text) " } ?? ""
+            return ConfigError(file: file, key: nil, message: "YAML syntax error: \(prefix)\(problem)", line: mark.line)
+        case .duplicatedKeysInMapping(let duplicates, let context):
+            // The mark is the mapping's start; each key's own lines tell where it was written twice.
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+            let described = duplicates.map { key -> String in
+                let at = lines.indices.filter { index in
+                    let line = lines[index].drop(while: { $0 == " " })
+                    return line.hasPrefix(key + ":") || line.hasPrefix("\"" + key + "\":")
+                }.map { String($0 + 1) }
+                return at.count >= 2 ? "\(key) (lines \(at.joined(separator: ", ")))" : key
+            }
+            return ConfigError(
+                file: file, key: nil, message: "duplicate key \(described.joined(separator: "; "))",
+                line: context.mark.line)
+        case .reader(let problem, _, _, _):
+            return ConfigError(file: file, key: nil, message: "unreadable YAML: \(problem)")
+        default:
+            return ConfigError(file: file, key: nil, message: "unreadable YAML")
         }
     }
 

@@ -1,5 +1,17 @@
 /// Exact conversions between decimal text and integer milliunits.
 public enum Money {
+    /// `a + b`, held at the bounds of `Int64` instead of trapping: amounts and units come from input.
+    public static func saturatingSum(_ a: Int64, _ b: Int64) -> Int64 {
+        let (sum, overflow) = a.addingReportingOverflow(b)
+        return overflow ? (b > 0 ? .max : .min) : sum
+    }
+
+    /// `value` rounded to the nearest whole number, or `nil` when it is not finite or outside `Int64` (an
+    /// absurd price, quantity or rate from input): such a figure is left out, never trapped on.
+    public static func rounded(_ value: Double) -> Int64? {
+        Int64(exactly: value.rounded())
+    }
+
     /// Parses a decimal amount (`"0.99"`, `"12"`, `"-1.5"`, `"1234.567"`) into milliunits without floating
     /// point. More than three decimals, or anything else, returns `nil`.
     public static func milliunits(fromDecimal text: String) -> Int64? {

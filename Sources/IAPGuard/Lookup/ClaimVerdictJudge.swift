@@ -154,12 +154,12 @@ struct ClaimVerdictJudge {
         // What the purchase granted: the ledger's rows, or the catalog's units if more (a row edited down in place
         // to the share a prorated refund left the customer), as IAP-015 holds.
         let granted = max(
-            credits.reduce(Int64(0)) { LookupContext.saturatingSum($0, max($1.units ?? 0, 0)) }, c.expectedUnits(t) ?? 0
+            credits.reduce(Int64(0)) { Money.saturatingSum($0, max($1.units ?? 0, 0)) }, c.expectedUnits(t) ?? 0
         )
         // Less what clawback ledger rows took back of them, as IAP-015 counts it.
         let clawedBack = c.clawedBackUnits(transactionID, standing: standing)
-        let standingUnits = LookupContext.saturatingSum(
-            standing.reduce(Int64(0)) { LookupContext.saturatingSum($0, $1.units ?? 0) }, -clawedBack)
+        let standingUnits = Money.saturatingSum(
+            standing.reduce(Int64(0)) { Money.saturatingSum($0, $1.units ?? 0) }, -clawedBack)
         var lookAlike: String? = familyShared ? "family-sharing" : nil
         var notes: [String] = []
 
@@ -270,7 +270,7 @@ struct ClaimVerdictJudge {
         // A renewal credited through its original transaction: the backend keys the subscription by it and its rows
         // there add up to the periods Apple sold so far (as IAP-014 holds).
         if standing.isEmpty, let rows = c.creditsThroughOriginal(of: t), let original = t.originalTransactionID {
-            let days = rows.reduce(Int64(0)) { LookupContext.saturatingSum($0, $1.units ?? 0) }
+            let days = rows.reduce(Int64(0)) { Money.saturatingSum($0, $1.units ?? 0) }
             var v = make(
                 .paidAndCredited,
                 "Paid and credited through its original transaction: renewal \(transactionID) (\(product), \(price)) has no credit of its own, but the backend keys the subscription by original transaction \(original), whose \(rows.count) standing row(s) add up to \(days) days, the periods Apple sold up to this renewal."

@@ -62,7 +62,7 @@ struct ConsumptionDraftBuilder {
         let credits = context.credits(tx).filter { ($0.creditedAt ?? 0) <= at }
         let standing = credits.filter { $0.stands(at: at) }
         let rightProduct = standing.filter { $0.productID == nil || $0.productID == t.productID }
-        let deliveredUnits = rightProduct.reduce(Int64(0)) { LookupContext.saturatingSum($0, max($1.units ?? 0, 0)) }
+        let deliveredUnits = rightProduct.reduce(Int64(0)) { Money.saturatingSum($0, max($1.units ?? 0, 0)) }
         let expected = context.expectedUnits(t) ?? deliveredUnits
         var basis: [String] = []
 
@@ -90,7 +90,7 @@ struct ConsumptionDraftBuilder {
         let usedUnits =
             tracked
             ? rightProduct.reduce(Int64(0)) {
-                LookupContext.saturatingSum($0, min(max($1.consumedUnits ?? 0, 0), max($1.units ?? 0, 0)))
+                Money.saturatingSum($0, min(max($1.consumedUnits ?? 0, 0), max($1.units ?? 0, 0)))
             }
             : deliveredUnits
         // Apple rejects a non-zero percentage unless the purchase was delivered.

@@ -103,11 +103,11 @@ struct LookupContext {
         let rows = (clawbacksByTransaction[transactionID] ?? []).filter { ($0.creditedAt ?? .max) <= now }
         var total: Int64 = 0
         for (user, own) in Dictionary(grouping: rows, by: { $0.userID ?? "" }) {
-            let negative = own.reduce(Int64(0)) { Self.saturatingSum($0, min($1.units ?? 0, 0)) }
+            let negative = own.reduce(Int64(0)) { Money.saturatingSum($0, min($1.units ?? 0, 0)) }
             let taken = negative == .min ? .max : -negative
             let latest = own.compactMap(\.creditedAt).max() ?? 0
             let before = standing.filter { ($0.userID ?? "") == user && ($0.creditedAt ?? .max) <= latest }
-                .reduce(Int64(0)) { Self.saturatingSum($0, $1.units ?? 0) }
+                .reduce(Int64(0)) { Money.saturatingSum($0, $1.units ?? 0) }
             total += max(0, min(taken, before))
         }
         return total
@@ -117,12 +117,6 @@ struct LookupContext {
     /// are the backend's and the quantity Apple's (or a forger's), and no count may trap the lookup.
     static func days(_ days: Int64, fitIn millis: Int64) -> Bool {
         Double(days) * 86_400_000 <= Double(millis) + 43_200_000
-    }
-
-    /// `a + b`, held at the bounds of `Int64` instead of trapping (units are attacker-controlled text).
-    static func saturatingSum(_ a: Int64, _ b: Int64) -> Int64 {
-        let (sum, overflow) = a.addingReportingOverflow(b)
-        return overflow ? (b > 0 ? .max : .min) : sum
     }
 
     /// Units one purchase of `product` in `bundle` grants, times Apple's quantity.
@@ -214,7 +208,7 @@ struct LookupContext {
         if t.productType == "Non-Consumable" { return first }
         let units = standing.compactMap(\.units)
         guard units.count == standing.count else { return nil }
-        let total = units.reduce(0, Self.saturatingSum)
+        let total = units.reduce(0, Money.saturatingSum)
         let perItem =
             (t.quantity ?? 1) > 1 && standing.count <= (t.quantity ?? 1) && expectedUnits(t).map { total <= $0 } == true
         let periodParts = entitledPeriodMillis(t).map { Self.days(total, fitIn: $0) } == true
@@ -259,7 +253,7 @@ struct LookupContext {
         }
         guard !standing.isEmpty, !periods.isEmpty else { return nil }
         let sold = periods.reduce(Int64(0)) { $0 + (($1.expiresDate ?? 0) - ($1.purchaseDate ?? 0)) }
-        let days = standing.reduce(Int64(0)) { Self.saturatingSum($0, $1.units ?? 0) }
+        let days = standing.reduce(Int64(0)) { Money.saturatingSum($0, $1.units ?? 0) }
         return Double(days) * 86_400_000 >= Double(sold) - 43_200_000 * Double(periods.count) ? standing : nil
     }
 

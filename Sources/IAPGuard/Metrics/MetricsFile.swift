@@ -111,7 +111,7 @@ public struct MetricsFile: Sendable {
     public func previousLastSuccess() -> Int64? {
         guard let text = try? String(contentsOf: path, encoding: .utf8) else { return nil }
         for line in text.split(separator: "\n") where line.hasPrefix("iapguard_last_success_timestamp_seconds ") {
-            if let value = Double(line.split(separator: " ").last ?? "") { return Int64((value * 1000).rounded()) }
+            if let value = Double(line.split(separator: " ").last ?? "") { return Money.rounded(value * 1000) }
         }
         return nil
     }

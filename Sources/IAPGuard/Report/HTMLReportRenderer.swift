@@ -310,7 +310,7 @@ struct HTMLReportRenderer {
             out += "<p class=\"none\">No money at risk in this run.</p>\n"
         } else {
             var items = model.moneyByStorefront.prefix(12).map { (label: $0.storefront ?? "unknown", value: $0.amount) }
-            let rest = model.moneyByStorefront.dropFirst(12).reduce(Int64(0)) { $0 + $1.amount }
+            let rest = model.moneyByStorefront.dropFirst(12).reduce(Int64(0)) { Money.saturatingSum($0, $1.amount) }
             if rest != 0 { items.append((label: "other", value: rest)) }
             out += SVGChart.horizontalBars(items, title: "Money at risk by storefront", unit: currency) + "\n"
             out += "<details><summary>As a table</summary><table><caption>Money at risk by storefront</caption>"

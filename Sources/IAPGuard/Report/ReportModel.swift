@@ -122,7 +122,9 @@ struct ReportModel: Sendable {
             sections[index].inconclusive = ordered[bucketRanges[Bucket.inconclusive.rawValue]]
             sections[index].suppressed = ordered[bucketRanges[Bucket.suppressed.rawValue]]
             sections[index].resolved = ordered[bucketRanges[Bucket.resolved.rawValue]]
-            sections[index].moneyAtRisk = Self.dedupedMoney(sections[index].active).values.reduce(0) { $0 + $1.amount }
+            sections[index].moneyAtRisk = Self.dedupedMoney(sections[index].active).values.reduce(0) {
+                Money.saturatingSum($0, $1.amount)
+            }
         }
         self.sections = sections
         self.findings = ordered
@@ -145,9 +147,11 @@ struct ReportModel: Sendable {
         self.resolvedCount = sections.reduce(0) { $0 + $1.resolved.count }
 
         let money = Self.dedupedMoney(active)
-        self.moneyAtRisk = money.values.reduce(0) { $0 + $1.amount }
+        self.moneyAtRisk = money.values.reduce(0) { Money.saturatingSum($0, $1.amount) }
         var byStorefront: [String?: Int64] = [:]
-        for item in money.values { byStorefront[item.storefront, default: 0] += item.amount }
+        for item in money.values {
+            byStorefront[item.storefront] = Money.saturatingSum(byStorefront[item.storefront] ?? 0, item.amount)
+        }
         self.moneyByStorefront = byStorefront.map { (storefront: $0.key, amount: $0.value) }
             .filter { $0.amount != 0 }
             .sorted {

@@ -139,7 +139,7 @@ enum SVGChart {
 
     /// A coordinate with at most one decimal, deterministic.
     static func num(_ value: Double) -> String {
-        let tenths = Int64((value * 10).rounded())
+        let tenths = Money.rounded(value * 10) ?? 0
         let whole = tenths / 10
         let fraction = (tenths % 10).magnitude
         if fraction == 0 { return String(whole) }

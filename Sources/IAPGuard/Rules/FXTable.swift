@@ -26,6 +26,6 @@ struct FXTable {
     func convert(_ amount: Int64, from: String, to: String, at: Int64) -> Int64? {
         if from == to { return amount }
         guard let source = perEUR(from, at: at), let target = perEUR(to, at: at) else { return nil }
-        return Int64((Double(amount) / source * target).rounded())
+        return Money.rounded(Double(amount) / source * target)
     }
 }

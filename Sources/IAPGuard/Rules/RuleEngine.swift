@@ -344,12 +344,12 @@ public final class RuleEngine {
         finding.bundleID = row["bundle_id"]?.textValue
         finding.productID = row["product_id"]?.textValue
         finding.storefront = row["storefront"]?.textValue
-        finding.amount = row["amount"]?.doubleValue.map { Int64($0.rounded()) }
+        finding.amount = row["amount"]?.doubleValue.flatMap(Money.rounded)
         finding.currency = row["currency"]?.textValue
         finding.observed = row["observed"].flatMap(Self.display)
         finding.threshold = row["threshold"].flatMap(Self.display)
         if let ref = row["amount_ref"]?.doubleValue {
-            finding.amountRef = Int64(ref.rounded())
+            finding.amountRef = Money.rounded(ref)
         } else if let amount = finding.amount, let currency = finding.currency {
             let at = row["purchase_date"]?.integerValue ?? now
             finding.amountRef = fx.convert(amount, from: currency, to: referenceCurrency, at: at)

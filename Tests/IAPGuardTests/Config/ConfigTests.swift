@@ -62,6 +62,23 @@ import Testing
         }
     }
 
+    /// A YAML error names the line and the key, and never quotes the file: it may hold a database password.
+    @Test func aDuplicateKeyNamesItsLinesWithoutQuotingTheFile() {
+        let text = "store: postgres://iapguard:S3cretPW@db/iapguard\nreports: r\nlookback_hours: 2\nreports: s\n"
+        #expect {
+            try Config.parse(text, file: file)
+        } throws: { error in
+            let message = "\(error)"
+            return message.contains("duplicate key reports (lines 2, 4)") && !message.contains("S3cretPW")
+        }
+        #expect {
+            try Config.parse("store: postgres://u:S3cretPW@db/x\nreports: [unclosed\n", file: file)
+        } throws: { error in
+            let message = "\(error)"
+            return message.contains("YAML syntax error") && !message.contains("S3cretPW")
+        }
+    }
+
     @Test func aWrongTypeIsAnErrorNamingTheKey() {
         #expect {
             try Config.parse("apps: [{bundle_id: a, products: [{product_id: p, units: lots}]}]", file: file)

@@ -21,6 +21,15 @@ import Testing
         #expect(TimeParser.iso8601(1_596_771_003_000) == "2020-08-07T03:30:03Z")
     }
 
+    /// Money and rates from input can be absurd: converted, rounded or summed, they are left out or held at the
+    /// bounds, never trapped on.
+    @Test func absurdAmountsAreLeftOutOrHeldAtTheBounds() {
+        #expect(Money.rounded(1.6) == 2)
+        #expect(Money.rounded(9.3e18) == nil && Money.rounded(.nan) == nil && Money.rounded(-.infinity) == nil)
+        #expect(Money.saturatingSum(.max, 1) == .max && Money.saturatingSum(.min, -1) == .min)
+        #expect(Money.saturatingSum(40, 2) == 42)
+    }
+
     /// Any 64-bit time is written, never trapped on: a forged receipt's or a sentinel's date reaches reports.
     @Test func everyEpochMillisecondsValueIsWrittenWithoutTrapping() {
         #expect(TimeParser.iso8601(253_402_300_799_999) == "9999-12-31T23:59:59.999Z")
