@@ -174,7 +174,7 @@ public struct Config: Sendable {
                 return at.count >= 2 ? "\(key) (lines \(at.joined(separator: ", ")))" : key
             }
             return ConfigError(
-                file: file, key: nil, message: "duplicate key \(described.joined(separator: "; "))",
+                file: file, key: nil, message: "YAML syntax error: duplicate key \(described.joined(separator: "; "))",
                 line: context.mark.line)
         case .reader(let problem, _, _, _):
             return ConfigError(file: file, key: nil, message: "unreadable YAML: \(problem)")

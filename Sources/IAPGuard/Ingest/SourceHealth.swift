@@ -198,6 +198,10 @@ public struct SourceHealth: Sendable {
             } else if !headerOnly.isEmpty {
                 // A first delivery of nothing but a header is as suspect as an empty file.
                 warnings.append("delivered 0 records (header only: \(headerOnly.joined(separator: ", ")))")
+            } else if !deliveries.isEmpty {
+                // Nor is one of blank lines only.
+                warnings.append(
+                    "delivered 0 records (no record in: \(deliveries.map(\.name).joined(separator: ", ")))")
             }
         }
         if let folder = emptyFolder, total == 0 {

@@ -71,6 +71,19 @@ import Testing
         #expect(first.warnings.contains { $0.contains("source orders: delivered 0 records (header only: orders.csv)") })
     }
 
+    /// So does a first delivery of blank lines only (not an empty file, no header to tell).
+    @Test func aBlankLinesOnlyFirstDeliveryWarns() throws {
+        let world = try IngestTestWorld()
+        try world.write("credits.jsonl", "\n\n   \n\n")
+        let first = try world.run(
+            try world.config(sources: ["{name: credits, kind: credits, format: jsonl, path: data/credits.jsonl}"]))
+        #expect(
+            first.warnings.contains {
+                $0.contains("source credits: delivered 0 records (no record in: credits.jsonl)")
+            },
+            "\(first.warnings)")
+    }
+
     @Test func anEmptyDeliveryWarnsAndMinRecordsMakesItAnError() throws {
         let world = try IngestTestWorld()
         try world.write("orders.csv", ([Self.orderHeader] + Self.orderRows).joined(separator: "\n") + "\n")
