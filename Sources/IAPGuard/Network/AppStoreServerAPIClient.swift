@@ -164,8 +164,10 @@ public struct AppStoreServerAPIClient: Sendable {
         }
     }
 
-    static func bool(_ object: [String: Any], _ key: String) throws -> Bool {
-        guard let value = object[key], !(value is NSNull) else { return false }
+    /// A boolean Apple always sends: a page without `hasMore` cannot say whether more follow, and read as
+    /// `false` it would end the pull early and move its cursor past what it never fetched.
+    static func requiredBool(_ object: [String: Any], _ key: String) throws -> Bool {
+        guard let value = object[key], !(value is NSNull) else { throw MalformedBody(message: "\(key) is missing") }
         guard let b = value as? Bool else { throw MalformedBody(message: "\(key) is not a boolean") }
         return b
     }
@@ -173,7 +175,7 @@ public struct AppStoreServerAPIClient: Sendable {
     static func transactionPage(_ object: [String: Any]) throws -> SignedTransactionPage {
         let page = SignedTransactionPage(
             signedTransactions: try strings(object, "signedTransactions"), revision: object["revision"] as? String,
-            hasMore: try bool(object, "hasMore"), bundleID: object["bundleId"] as? String,
+            hasMore: try requiredBool(object, "hasMore"), bundleID: object["bundleId"] as? String,
             environment: object["environment"] as? String,
             appAppleID: (object["appAppleId"] as? NSNumber)?.int64Value)
         if page.hasMore, page.revision == nil {
@@ -197,7 +199,8 @@ public struct AppStoreServerAPIClient: Sendable {
             }
         }
         let page = NotificationHistoryPage(
-            items: items, paginationToken: object["paginationToken"] as? String, hasMore: try bool(object, "hasMore"))
+            items: items, paginationToken: object["paginationToken"] as? String,
+            hasMore: try requiredBool(object, "hasMore"))
         if page.hasMore, page.paginationToken == nil {
             throw MalformedBody(message: "hasMore without a paginationToken")
         }

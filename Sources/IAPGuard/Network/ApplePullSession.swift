@@ -252,6 +252,18 @@ final class ApplePullSession {
                 summary.left.append("\(what) from \(Self.iso(start)) to \(Self.iso(end)) (the call failed)")
                 return
             }
+            // As for transaction history: a notification for another app or environment than the one asked
+            // about (a Sandbox one in Production history) is not Apple's answer to this call.
+            if let other = batch.notifications.first(where: {
+                ($0.bundleID.map { $0 != bundle } ?? false)
+                    || ($0.environment.map { $0 != environment.rawValue } ?? false)
+            }) {
+                failed(
+                    "\(what): notification(s) for another app or environment (\(other.bundleID ?? "?"), \(other.environment ?? "?")) than the one asked about; the page is not stored"
+                )
+                summary.left.append("\(what) from \(Self.iso(start)) to \(Self.iso(end)) (the call failed)")
+                return
+            }
             consecutiveFailures = 0
             summary.counts = summary.counts + (try store.write(batch, runID: runID))
             summary.notificationPages += 1
