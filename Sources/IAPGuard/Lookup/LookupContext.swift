@@ -108,7 +108,7 @@ struct LookupContext {
             let latest = own.compactMap(\.creditedAt).max() ?? 0
             let before = standing.filter { ($0.userID ?? "") == user && ($0.creditedAt ?? .max) <= latest }
                 .reduce(Int64(0)) { Money.saturatingSum($0, $1.units ?? 0) }
-            total += max(0, min(taken, before))
+            total = Money.saturatingSum(total, max(0, min(taken, before)))
         }
         return total
     }
@@ -123,8 +123,8 @@ struct LookupContext {
     func expectedUnits(_ t: LookupEvidence.Transaction) -> Int64? {
         guard let bundle = t.bundleID, let product = t.productID, let units = catalogUnits[bundle + "|" + product]
         else { return nil }
-        return units.multipliedReportingOverflow(by: max(t.quantity ?? 1, 1)).overflow
-            ? nil : units * max(t.quantity ?? 1, 1)
+        let (granted, overflow) = units.multipliedReportingOverflow(by: max(t.quantity ?? 1, 1))
+        return overflow ? nil : granted
     }
 
     /// The account that paid for a transaction and how that is known.
