@@ -286,7 +286,11 @@ final class ApplePullSession {
                 }
                 mark.checkedAt = nowMs
             }
-            try mark.save(store, source: source.name, key: key, runID: runID)
+            // As for history pages: an empty page's token is used, not saved, until a page with items
+            // (or the window's end) confirms it.
+            if !page.items.isEmpty || !page.hasMore {
+                try mark.save(store, source: source.name, key: key, runID: runID)
+            }
             if token == nil || !page.hasMore { return }
         }
     }
@@ -649,7 +653,11 @@ final class ApplePullSession {
             }
             if let revision = page.revision { mark.revision = revision }
             if !page.hasMore { mark.checkedAt = now() }
-            try mark.save(store, source: source.name, key: key, runID: runID)
+            // An empty page that promises more only moves the revision asked with next: saved, it would let
+            // the next run start past pages this run never read if the pages after it fail.
+            if !page.signedTransactions.isEmpty || !page.hasMore {
+                try mark.save(store, source: source.name, key: key, runID: runID)
+            }
             if !page.hasMore { return .complete }
         }
     }

@@ -451,11 +451,15 @@ extension Pipeline {
         for row in try store.connection.query("SELECT source_name, COUNT(*) FROM quarantine GROUP BY source_name", []) {
             quarantined[row[0].textValue ?? ""] = Int(row[1].integerValue ?? 0)
         }
-        return config.sources.map { source in
-            let entry = stored[source.name]
+        // File sources, then App Store Server API sources (their sightings and notifications carry the API
+        // source's name).
+        let configured =
+            config.sources.map { ($0.name, $0.kind.rawValue) } + config.appStoreAPI.map { ($0.name, "app-store-api") }
+        return configured.map { name, kind in
+            let entry = stored[name]
             return ReportInput.Source(
-                name: source.name, kind: source.kind.rawValue, records: entry?.count ?? 0, inserted: 0, updated: 0,
-                unchanged: 0, errors: quarantined[source.name] ?? 0,
+                name: name, kind: kind, records: entry?.count ?? 0, inserted: 0, updated: 0,
+                unchanged: 0, errors: quarantined[name] ?? 0,
                 watermark: entry?.latest.map { "latest record " + TimeParser.iso8601($0) })
         }
     }

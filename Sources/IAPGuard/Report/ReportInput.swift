@@ -6,7 +6,7 @@ public struct ReportInput: Sendable, Hashable, Codable {
     /// One configured source and what this run read from it.
     public struct Source: Sendable, Hashable, Codable {
         public var name: String
-        /// `receipts`, `signed-transactions`, `notifications`, `orders`, `credits`.
+        /// `receipts`, `signed-transactions`, `notifications`, `orders`, `credits`, `users` or `app-store-api`.
         public var kind: String
         /// Records read in this run.
         public var records: Int

@@ -324,6 +324,43 @@ struct ApplePullerTests {
         #expect(try world.rows(store, "SELECT COUNT(*) FROM transactions").first?.first == "0")
     }
 
+    /// Empty pages that promise more, each with a new revision, fail the call after three; the revisions they
+    /// gave were never confirmed by a page with items, so the next run starts where the last confirmed page
+    /// ended and reads every transaction.
+    @Test func emptyPagesThatFailTheCallLeaveTheRevisionWhereTheLastPageWithItemsPutIt() throws {
+        let world = try Self.populated()
+        let config = try world.config(
+            environments: "[Production]", pull: "{notifications: false, refund_history: false}")
+        let store = try world.openStore(config)
+        try world.credit(store, ["2000000000000001"], runID: 0)
+        for _ in 0..<3 { world.fake.inject(.emptyAdvancing, on: "/history/") }
+        let first = try Self.pull(world, config, store)
+        #expect(first.errors.contains { $0.contains("3 empty pages") }, "\(first.errors)")
+        let key = "history/com.example.coins/Production/2000000000000001"
+        #expect(try PullWatermark.load(store, source: "apple", key: key)?.revision == nil)
+        let second = try Self.pull(world, config, store)
+        #expect(second.errors.isEmpty, "\(second.errors)")
+        #expect(second.historyTransactions == 5)
+        #expect(try world.rows(store, "SELECT COUNT(*) FROM apple_sighting").first?.first == "5")
+    }
+
+    /// The same for notification history: the pagination tokens of empty pages are not saved, so the next
+    /// run reads the window from its start and misses no notification.
+    @Test func emptyNotificationPagesThatFailTheQueryLeaveNoTokenBehind() throws {
+        let world = try Self.populated()
+        let config = try world.config(
+            environments: "[Production]", pull: "{transaction_history: false, refund_history: false}")
+        let store = try world.openStore(config)
+        for _ in 0..<3 { world.fake.inject(.emptyAdvancing, on: "/notifications/history") }
+        let first = try Self.pull(world, config, store)
+        #expect(first.errors.contains { $0.contains("3 empty pages") }, "\(first.errors)")
+        #expect(first.notifications == 0)
+        let second = try Self.pull(world, config, store)
+        #expect(second.errors.isEmpty, "\(second.errors)")
+        #expect(second.notifications == 5)
+        #expect(try world.rows(store, "SELECT COUNT(*) FROM notification").first?.first == "5")
+    }
+
     /// Pages whose revision leads back to an earlier page while promising more (A, B, A, …) fail the call as
     /// soon as a revision comes round again, instead of paging in a circle until the run's budget is spent.
     @Test func aHistoryWhosePagesRunInACircleFailsTheCallInsteadOfSpendingTheBudget() throws {

@@ -22,6 +22,9 @@ final class FakeAppStoreAPI: @unchecked Sendable {
         case drop
         /// A 200 that promises more pages but repeats the revision it was asked for, with no records.
         case stuck
+        /// An empty page that promises more with the next revision or pagination token each time (`rev-N+1`,
+        /// `tok-N+1`): an API that makes no progress but looks as if it did.
+        case emptyAdvancing
         /// Served normally (lets a later fault hit a request on a kept-alive connection).
         case pass
         /// Served as the page asked for, but its revision (or `paginationToken`) points back to the first page
@@ -178,6 +181,15 @@ final class FakeAppStoreAPI: @unchecked Sendable {
             case .stuck:
                 let revision = request.query["revision"] ?? "rev-0"
                 return .json(200, "{\"signedTransactions\": [], \"revision\": \"\(revision)\", \"hasMore\": true}")
+            case .emptyAdvancing:
+                let revision = request.query["revision"].flatMap { Int($0.replacingOccurrences(of: "rev-", with: "")) }
+                let token = request.query["paginationToken"].flatMap {
+                    Int($0.replacingOccurrences(of: "tok-", with: ""))
+                }
+                return .json(
+                    200,
+                    "{\"signedTransactions\": [], \"notificationHistory\": [], \"revision\": \"rev-\((revision ?? 0) + 1)\", "
+                        + "\"paginationToken\": \"tok-\((token ?? 0) + 1)\", \"hasMore\": true}")
             case .pass:
                 break
             case .rewind:
