@@ -44,13 +44,16 @@ struct NetworkPipelineTests {
         #expect(sourceRow.first?.first == "app-store-api")
         // The report lists the API source beside the file sources, with what the store holds from it.
         let reportSummary = try JSONSerialization.jsonObject(
-            with: Data(contentsOf: URL(fileURLWithPath: try #require(summary.reportFolder)).appendingPathComponent("summary.json")))
+            with: Data(
+                contentsOf: URL(fileURLWithPath: try #require(summary.reportFolder)).appendingPathComponent(
+                    "summary.json")))
         let reportSources = try #require((reportSummary as? [String: Any])?["sources"] as? [[String: Any]])
         #expect(reportSources.compactMap { $0["name"] as? String } == ["credits", "apple"])
         let appleRow = try #require(reportSources.last)
         #expect(appleRow["kind"] as? String == "app-store-api")
         let sightings = try world.rows(
-            store, "SELECT (SELECT COUNT(*) FROM apple_sighting WHERE source_name = 'apple') "
+            store,
+            "SELECT (SELECT COUNT(*) FROM apple_sighting WHERE source_name = 'apple') "
                 + "+ (SELECT COUNT(*) FROM notification WHERE source_name = 'apple')")
         #expect((appleRow["stored_records"] as? Int).map(String.init) == sightings.first?.first)
         #expect((appleRow["stored_records"] as? Int ?? 0) > 0)
