@@ -10,9 +10,12 @@ import Foundation
 /// record is an error (``RecordLocatedError/isLoneCR``), so a stray CR cannot cut one record into two bogus
 /// ones. A CR at the end of a line or of the file is still a line end.
 ///
-/// A quote that is never closed would swallow the rest of the file: the record it opens is reported as
-/// unterminated and reading resumes on the line after that record's first line (at most
-/// ``maxRecoveries`` times per file; after that the rest of the file is that one bad record).
+/// A stray quote swallows the lines after it into its field. A quote that is never closed would swallow the
+/// rest of the file: the record it opens is reported as unterminated. One that a later stray quote closes
+/// makes a bad record of every line in between. Either way the bad record is reported on its first line and
+/// reading resumes on the line after it (at most ``maxRecoveries`` times per file; after that a bad record
+/// spans its lines, and an unterminated one the rest of the file). A quoted field with line breaks in a
+/// good record is kept as it is.
 public struct CSVReader {
     /// One record: its fields and the line it starts on (1-based).
     public struct Record {
@@ -71,18 +74,18 @@ public struct CSVReader {
         var recoveries = 0
         while let start = next {
             try handle.seek(toOffset: start.offset)
-            next = try read(handle, from: start, body)
-            if next != nil {
-                recoveries += 1
-                if recoveries > maxRecoveries { break }
-            }
+            next = try read(handle, from: start, readingOnAfterQuotes: recoveries < maxRecoveries, body)
+            if next != nil { recoveries += 1 }
         }
     }
 
-    /// Reads records from `start` to the end of the file. Returns where to resume when the file ends
-    /// inside a quoted field (the line after the unterminated record's first line), else `nil`.
+    /// Reads records from `start` to the end of the file. With `readingOnAfterQuotes`, returns where to read
+    /// on (the line after the bad record's first line) when the file ends inside a quoted field, or when a
+    /// record whose quoted field ran over a line end is bad: a stray quote, not a field with line breaks,
+    /// made it swallow the lines after it. Else reads to the end and returns `nil`.
     private func read(
-        _ handle: FileHandle, from start: Position, _ body: (Result<Record, RecordLocatedError>) throws -> Void
+        _ handle: FileHandle, from start: Position, readingOnAfterQuotes: Bool,
+        _ body: (Result<Record, RecordLocatedError>) throws -> Void
     ) throws -> Position? {
         var lineEnds: LineEnds?
         var fields: [String] = []
@@ -120,12 +123,22 @@ public struct CSVReader {
             }
             field.removeAll(keepingCapacity: true)
         }
-        func finishRecord() throws {
+        // Ends the record; returns where to read on when it is a bad record whose quoted field ran over a line
+        // end (see ``read(_:from:_:)``).
+        func finishRecord() throws -> Position? {
             finishField()
-            if let badRecord {
+            var resume: Position?
+            if var message = badRecord {
+                if readingOnAfterQuotes, let firstBreak, !message.hasPrefix("unterminated") {
+                    resume = firstBreak
+                    message += " (a quoted field runs over a line end; reading on from line \(firstBreak.line))"
+                    if let end = rawHead.firstIndex(where: { $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\r") }) {
+                        rawHead.removeSubrange(end...)
+                    }
+                }
                 while rawHead.last == UInt8(ascii: "\n") || rawHead.last == UInt8(ascii: "\r") { rawHead.removeLast() }
                 try body(
-                    .failure(RecordLocatedError(line: recordStart, message: badRecord, raw: rawHead, isLoneCR: loneCR)))
+                    .failure(RecordLocatedError(line: recordStart, message: message, raw: rawHead, isLoneCR: loneCR)))
             } else if !(fields.count == 1 && fields[0].isEmpty) {
                 try body(.success(Record(line: recordStart, fields: fields)))
             }
@@ -137,6 +150,7 @@ public struct CSVReader {
             recordStart = line
             firstBreak = nil
             rawHead.removeAll(keepingCapacity: true)
+            return resume
         }
 
         while let data = try handle.read(upToCount: 1 << 20), !data.isEmpty {
@@ -162,13 +176,13 @@ public struct CSVReader {
                     if byte == UInt8(ascii: "\n") {
                         // CRLF.
                         if lineEnds == nil { lineEnds = .lf }
-                        try finishRecord()
+                        if let resume = try finishRecord() { return resume }
                         continue
                     }
                     if byte == UInt8(ascii: "\r") || lineEnds == .cr || (lineEnds == nil && !lfAhead) {
                         // A CR line end (a CR-only file, or a blank line after it).
                         if lineEnds == nil { lineEnds = .cr }
-                        try finishRecord()
+                        if let resume = try finishRecord() { return resume }
                     } else {
                         // A lone CR inside a line of an LF file: one record, and a bad one.
                         line -= 1
@@ -215,7 +229,7 @@ public struct CSVReader {
                 case UInt8(ascii: "\n"):
                     line += 1
                     if lineEnds == nil { lineEnds = .lf }
-                    try finishRecord()
+                    if let resume = try finishRecord() { return resume }
                 default:
                     if afterQuote {
                         badRecord = badRecord ?? "text after a closing quote in field \(fields.count + 1)"
@@ -224,18 +238,16 @@ public struct CSVReader {
                 }
             }
         }
-        if pendingCR {
-            try finishRecord()
-        }
+        if pendingCR, let resume = try finishRecord() { return resume }
         if inQuotes {
-            let resume = firstBreak
+            let resume = readingOnAfterQuotes ? firstBreak : nil
             badRecord =
                 "unterminated quoted field \(fields.count + 1): its quote is never closed"
                 + (resume == nil ? "" : " (reading on from line \(recordStart + 1))")
-            try finishRecord()
+            _ = try finishRecord()
             return resume
         } else if !field.isEmpty || !fields.isEmpty {
-            try finishRecord()
+            return try finishRecord()
         }
         return nil
     }

@@ -124,12 +124,29 @@ import Testing
         #expect(try csv(Array("a\n\"".utf8)) == ["1: a", "2! unterminated quoted field 1: its quote is never closed"])
     }
 
+    /// Two stray quotes, on lines 2 and 4, make one bad record of lines 2–4 in RFC 4180 terms; the good row on
+    /// line 3 between them is read again instead of being lost with them.
+    @Test func aRowBetweenTwoStrayQuotesIsNotSwallowed() throws {
+        #expect(
+            try csv(Array("a,b\n1,\"x\n2,y\n3,\"z\n4,w\n".utf8)) == [
+                "1: a|b",
+                "2! text after a closing quote in field 2 (a quoted field runs over a line end; reading on from line 3)",
+                "3: 2|y", "4! unterminated quoted field 2: its quote is never closed (reading on from line 5)",
+                "5: 4|w",
+            ])
+        // A good record whose quoted field holds line breaks stays one record.
+        #expect(try csv(Array("a,b\n1,\"x\n2,y\"\n3,z\n".utf8)) == ["1: a|b", "2: 1|x\n2,y", "4: 3|z"])
+        // Out of recoveries, the bad record spans its lines and the rest of the file is still read.
+        #expect(
+            try csv(Array("a,b\n1,\"x\n2,y\n3,\"z\n4,w\n".utf8), maxRecoveries: 0) == [
+                "1: a|b", "2! text after a closing quote in field 2", "5: 4|w",
+            ])
+    }
+
     @Test func recoveriesAreBoundedPerFile() throws {
         let text = Array("a\n\"1\n2\n".utf8)
         #expect(
-            try csv(text, maxRecoveries: 0) == [
-                "1: a", "2! unterminated quoted field 1: its quote is never closed (reading on from line 3)",
-            ])
+            try csv(text, maxRecoveries: 0) == ["1: a", "2! unterminated quoted field 1: its quote is never closed"])
         #expect(try csv(text, maxRecoveries: 1).last == "3: 2")
     }
 

@@ -610,6 +610,11 @@ add(F, "binary-garbage", bytes(range(256)) * 4, "source-error", "the header row 
 add(F, "unterminated-quote-then-good-rows",
     HEADER + "\n" + 'o-bad,"u-1,com.example.coins.pack6,4.99,USD,2026-01-01\n' + ROW1 + "\n" + ROW2 + "\n",
     "quarantine@2", "unterminated quoted field")
+# Two stray quotes: in RFC 4180 terms the second closes the first, swallowing the good row between them.
+add(F, "stray-quotes-around-a-good-row",
+    HEADER + "\n" + 'o-bad,"u-1,com.example.coins.pack6,4.99,USD,2026-01-01\n' + ROW1 + "\n"
+    + 'o-bad2,"u-2,com.example.coins.pack6,4.99,USD,2026-01-01\n' + ROW2 + "\n",
+    "quarantine@2", "text after a closing quote in field 2 (a quoted field runs over a line end; reading on from line 3)")
 add(F, "stray-quote-at-end", HEADER + "\n" + ROW1 + "\n" + ROW2 + "\n\"", "quarantine@4", "unterminated quoted field")
 # Compressed exports: named as such, not read as lines of binary.
 add(F, "gzip-file", gzip.compress((HEADER + "\n" + ROW1 + "\n").encode(), mtime=0), "source-error",
