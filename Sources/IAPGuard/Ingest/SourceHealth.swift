@@ -55,6 +55,13 @@ public struct SourceHealth: Sendable {
     /// ``Credit/reversalBeforeGrant``), and the first ``maxBadShown`` of them, `location (credit id)`.
     public private(set) var reversalsBeforeGrant = 0
     public private(set) var firstReversalsBeforeGrant: [String] = []
+    /// Orders and credits of this run dated before the App Store opened (``appStoreOpened``), and the first
+    /// ``maxBadShown`` of them, `location (field date)`: most likely epoch seconds read as milliseconds.
+    public private(set) var datedBeforeAppStore = 0
+    public private(set) var firstDatedBeforeAppStore: [String] = []
+    /// 2008-07-10T00:00:00Z, the day the App Store opened, in epoch milliseconds: no App Store purchase, order
+    /// or credit can be older. Epoch seconds of any date since then read as milliseconds land in January 1970.
+    public static let appStoreOpened: Int64 = 1_215_648_000_000
     /// How many quarantined records the log names per source.
     public static let maxBadShown = 5
     /// Files or databases read in this run (unchanged files are skipped and not counted).
@@ -127,6 +134,15 @@ public struct SourceHealth: Sendable {
                 firstReversalsBeforeGrant.append("\(ref) (\(credit.creditID))")
             }
         }
+        func checkDate(_ time: Int64?, _ field: String, _ ref: String) {
+            guard let time, time < Self.appStoreOpened else { return }
+            datedBeforeAppStore += 1
+            if firstDatedBeforeAppStore.count < Self.maxBadShown {
+                firstDatedBeforeAppStore.append("\(ref) (\(field) \(TimeParser.iso8601(time)))")
+            }
+        }
+        for (order, _, ref) in batch.orders { checkDate(order.createdAt, "created_at", ref) }
+        for (credit, _, ref) in batch.credits { checkDate(credit.creditedAt, "credited_at", ref) }
         // A credit that names its order is tied to the order's transaction (linked after the ingest).
         for index in batch.credits.indices
         where batch.credits[index].credit.transactionID != nil || batch.credits[index].credit.orderID != nil {
@@ -213,6 +229,12 @@ public struct SourceHealth: Sendable {
                 "\(reversalsBeforeGrant) credit(s) reversed before they were granted (reversed_at earlier than "
                     + "credited_at): a reversal cannot precede the grant, so they are held standing: "
                     + firstReversalsBeforeGrant.joined(separator: ", ") + more)
+        }
+        if datedBeforeAppStore > 0 {
+            let more = datedBeforeAppStore > firstDatedBeforeAppStore.count ? ", …" : ""
+            warnings.append(
+                "\(datedBeforeAppStore) record(s) dated before the App Store opened (2008-07-10): epoch seconds "
+                    + "where milliseconds are expected? " + firstDatedBeforeAppStore.joined(separator: ", ") + more)
         }
         if let minimum = source.minRecords, wasRead || emptyFolder != nil, good < minimum {
             errors.append("delivered \(good) records, fewer than min_records (\(minimum))")

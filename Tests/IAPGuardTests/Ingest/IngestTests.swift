@@ -157,12 +157,12 @@ import Testing
 
     @Test func malformedRecordsAreQuarantinedWithFileLineAndReasonAndTheRestIsIngested() throws {
         let world = try IngestTestWorld()
-        let good = #"{"credit_id":"c-ok","user_id":"u-1","units":1,"credited_at":1000}"#
+        let good = #"{"credit_id":"c-ok","user_id":"u-1","units":1,"credited_at":1767225600000}"#
         var bytes = Array("\(good)\n{\"credit_id\": \n\"just a string\"\n".utf8)
         bytes += [0x7B, 0x22, 0x63, 0xFF, 0xFE, 0x22, 0x7D, 0x0A]  // invalid UTF-8
-        bytes += Array(#"{"credit_id":"c-x","user_id":"u-1","units":"many","credited_at":1000}"#.utf8) + [0x0A]
+        bytes += Array(#"{"credit_id":"c-x","user_id":"u-1","units":"many","credited_at":1767225600000}"#.utf8) + [0x0A]
         bytes += Array(repeating: UInt8(ascii: "x"), count: 10 << 20) + [0x0A]  // a 10 MB line
-        bytes += Array(#"{"credit_id":"c-last","user_id":"u-2","units":2,"credited_at":2000}"#.utf8) + [0x0A]
+        bytes += Array(#"{"credit_id":"c-last","user_id":"u-2","units":2,"credited_at":1767225601000}"#.utf8) + [0x0A]
         try world.write("credits.jsonl", bytes: bytes)
         try world.write("empty.jsonl", "")
         try world.write("tx.jsonl", "eyJhbGciOiJFUzI1NiJ9.eyJ0cmFuc2FjdGlvbklkIjoiMSJ9\neyJhbGciOiJFUzI1NiJ9.!!!.abc\n")
