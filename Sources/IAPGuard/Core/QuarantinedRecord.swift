@@ -8,19 +8,6 @@ public struct QuarantinedRecord: Sendable, Hashable {
     public var rawExcerpt: String
     public var rawHash: String
 
-    /// What identifies a quarantined record within its source: where it is and what it held.
-    public struct Key: Sendable, Hashable {
-        public var location: String
-        public var rawHash: String
-
-        public init(location: String, rawHash: String) {
-            self.location = location
-            self.rawHash = rawHash
-        }
-    }
-
-    public var key: Key { Key(location: location, rawHash: rawHash) }
-
     public init(sourceName: String, location: String, reason: String, rawExcerpt: String, rawHash: String) {
         self.sourceName = sourceName
         self.location = location

@@ -110,12 +110,9 @@ public struct SourceIngestor {
             return WriteCounts()
         }
         var skipped = WriteCounts()
-        // What this read quarantined, to tell which of the store's quarantined records a file still holds.
-        var quarantined: Set<QuarantinedRecord.Key> = []
         while let event = try events.next() {
             switch event {
             case .batch(let batch):
-                for record in batch.quarantined { quarantined.insert(record.key) }
                 try sink(batch)
             case .skipped(let newIdentity):
                 if let newIdentity { try store.setFileState(newIdentity, sourceName: source.name, runID: runID) }
@@ -123,10 +120,10 @@ public struct SourceIngestor {
             case .read(let file, let state, let delivery, let whole):
                 delivered(delivery)
                 // A file read whole says again which of its lines are bad: what an earlier read quarantined
-                // and this one did not (a line since completed or corrected) is no longer in the file.
+                // and this one did not write again (a line since completed or corrected) is no longer in it.
                 if whole {
                     try store.removeQuarantined(
-                        sourceName: source.name, fileName: file.lastPathComponent, keeping: quarantined)
+                        sourceName: source.name, fileName: file.lastPathComponent, notSeenIn: runID)
                 }
                 try store.setFileState(state, sourceName: source.name, runID: runID)
                 try fileDone(file)

@@ -18,9 +18,10 @@ public protocol PurchaseStore: AnyObject {
     func fileState(sourceName: String, path: String) throws -> FileState?
     /// Records that a file was fully ingested (call after its data is committed).
     func setFileState(_ state: FileState, sourceName: String, runID: Int64) throws
-    /// Removes the quarantined records of a source's file named `fileName` (locations `fileName:…`) that
-    /// are not in `kept`: called once the file was read whole, with what that read quarantined.
-    func removeQuarantined(sourceName: String, fileName: String, keeping kept: Set<QuarantinedRecord.Key>) throws
+    /// Removes the quarantined records of a source's file named `fileName` (locations `fileName:…`) that run
+    /// `runID` did not write again: called once the file was read whole and its batches written, so what is
+    /// left is no longer in the file.
+    func removeQuarantined(sourceName: String, fileName: String, notSeenIn runID: Int64) throws
     /// Replaces what `sourceName` has not asked Apple about by `transactionIDs`, each with `reason`
     /// (`unchecked_transactions`).
     func setUncheckedTransactions(_ transactionIDs: [String], reason: String, sourceName: String, runID: Int64) throws

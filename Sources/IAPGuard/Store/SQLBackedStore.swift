@@ -239,21 +239,27 @@ extension SQLBackedStore {
             StoreRecords.insertQuarantineSQL,
             [
                 .integer(runID), .text(record.sourceName), .text(record.location), .text(record.reason),
-                .text(record.rawExcerpt), .text(record.rawHash),
+                .text(record.rawExcerpt), .text(record.rawHash), .integer(runID),
             ])
+        if changed == 0 {
+            _ = try connection.run(
+                StoreRecords.markQuarantineSeenSQL,
+                [.integer(runID), .text(record.sourceName), .text(record.location), .text(record.rawHash)])
+        }
         return StoreRecords.one(inserted: changed > 0, error: true)
     }
 
-    public func removeQuarantined(
-        sourceName: String, fileName: String, keeping kept: Set<QuarantinedRecord.Key>
-    ) throws {
-        // The prefix is matched here, not with LIKE: a file name may hold `%` or `_`.
+    public func removeQuarantined(sourceName: String, fileName: String, notSeenIn runID: Int64) throws {
+        // Only the records this run did not read again are fetched; the prefix is matched here, not with
+        // LIKE: a file name may hold `%` or `_`.
         let prefix = fileName + ":"
         let gone = try connection.query(
-            "SELECT quarantine_id, location, raw_hash FROM quarantine WHERE source_name = ?", [.text(sourceName)]
+            "SELECT quarantine_id, location FROM quarantine WHERE source_name = ? "
+                + "AND (seen_run_id IS NULL OR seen_run_id <> ?)",
+            [.text(sourceName), .integer(runID)]
         ).compactMap { row -> Int64? in
             guard let location = row[1].textValue, location.hasPrefix(prefix) else { return nil }
-            return kept.contains(.init(location: location, rawHash: row[2].textValue ?? "")) ? nil : row[0].integerValue
+            return row[0].integerValue
         }
         for id in gone { try connection.run("DELETE FROM quarantine WHERE quarantine_id = ?", [.integer(id)]) }
     }

@@ -49,6 +49,7 @@ public enum Schema {
         ClawbackViewSchema.migration,
         SubmittedOrderLinkSchema.migration,
         UpgradeTypeSchema.migration,
+        QuarantineSeenSchema.migration,
     ]
 
     /// The newest schema version.

@@ -235,8 +235,13 @@ enum StoreRecords {
     static let insertChangeSQL =
         "INSERT INTO change_log (run_id, entity, entity_key, field, old_value, new_value) VALUES (?, ?, ?, ?, ?, ?)"
     static let insertQuarantineSQL = """
-        INSERT INTO quarantine (run_id, source_name, location, reason, raw_excerpt, raw_hash)
-        VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (source_name, location, raw_hash) DO NOTHING
+        INSERT INTO quarantine (run_id, source_name, location, reason, raw_excerpt, raw_hash, seen_run_id)
+        VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (source_name, location, raw_hash) DO NOTHING
+        """
+
+    /// Stamps a quarantined record read again (the insert found it) with the run that read it.
+    static let markQuarantineSeenSQL = """
+        UPDATE quarantine SET seen_run_id = ? WHERE source_name = ? AND location = ? AND raw_hash = ?
         """
 
     // MARK: Notifications

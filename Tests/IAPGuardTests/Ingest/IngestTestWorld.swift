@@ -84,7 +84,11 @@ struct IngestTestWorld {
             "apple_sighting", "apple_transaction", "backend_order", "credit", "notification", "quarantine",
             "change_log",
         ] {
-            let rows = try db.query("SELECT * FROM \(table) ORDER BY 1")
+            // A quarantined record's `seen_run_id` is the last run that read it: bookkeeping, like file states.
+            let columns =
+                table == "quarantine"
+                ? "quarantine_id, run_id, source_name, location, reason, raw_excerpt, raw_hash" : "*"
+            let rows = try db.query("SELECT \(columns) FROM \(table) ORDER BY 1")
             out.append("\(table): " + rows.map { $0.map(\.description).joined(separator: "|") }.joined(separator: "\n"))
         }
         return out

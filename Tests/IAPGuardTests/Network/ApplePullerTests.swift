@@ -584,8 +584,8 @@ final class FailingStore: PurchaseStore {
     func finishRun(_ runID: Int64, status: String, finishedAt: Int64, summaryJSON: String?) throws {
         try base.finishRun(runID, status: status, finishedAt: finishedAt, summaryJSON: summaryJSON)
     }
-    func removeQuarantined(sourceName: String, fileName: String, keeping kept: Set<QuarantinedRecord.Key>) throws {
-        try base.removeQuarantined(sourceName: sourceName, fileName: fileName, keeping: kept)
+    func removeQuarantined(sourceName: String, fileName: String, notSeenIn runID: Int64) throws {
+        try base.removeQuarantined(sourceName: sourceName, fileName: fileName, notSeenIn: runID)
     }
     func replaceReferenceData(_ data: ReferenceData) throws { try base.replaceReferenceData(data) }
     func write(_ batch: IngestBatch, runID: Int64) throws -> WriteCounts {

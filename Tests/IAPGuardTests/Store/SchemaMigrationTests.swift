@@ -34,6 +34,7 @@ import Testing
             DROP INDEX apple_sighting_submitted_order;
             DROP INDEX notification_grace_period;
             ALTER TABLE credit DROP COLUMN transaction_from_order;
+            ALTER TABLE quarantine DROP COLUMN seen_run_id;
             DROP VIEW clawbacks;
             DROP TABLE credit_clawback;
             DROP VIEW unchecked_transactions;
