@@ -1,11 +1,10 @@
 /// Schema migration 33: the last run that read each quarantined record again.
 ///
 /// A file read whole says again which of its lines are bad; what an earlier read quarantined and this one did
-/// not is gone from the file and leaves the quarantine. That used to be told by a set of every record this read
-/// quarantined, held in memory until the file ended (about 0.75 KB per bad line: a file of a million bad
-/// lines held 741 MB). Now the write path stamps each quarantined record it meets with the run
-/// (`seen_run_id`), and the records of the file the run did not stamp are removed
-/// (``PurchaseStore/removeQuarantined(sourceName:fileName:notSeenIn:)``). Existing rows take their own run.
+/// not is gone from the file and leaves the quarantine. The write path stamps each quarantined record it meets
+/// with the run (`seen_run_id`), and the records of the file the run did not stamp are removed
+/// (``PurchaseStore/removeQuarantined(sourceName:fileName:notSeenIn:)``), so memory does not grow with the
+/// number of bad lines. Existing rows take their own run.
 /// Plain SQL that SQLite and PostgreSQL both run.
 enum QuarantineSeenSchema {
     static let migration = Schema.Migration(
