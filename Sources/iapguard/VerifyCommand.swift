@@ -22,8 +22,11 @@ struct VerifyCommand: ParsableCommand {
 
             A last line on stderr counts the records, verified and failed.
 
-            Exit status: 0 when every record verified, 1 when any record failed or the files hold no \
-            record, 64 on a usage error (bad option, unreadable FILE, --trust certificate or --config file).
+            A compressed or UTF-16 FILE is not read: an error on stderr names it, and the other files are \
+            verified.
+
+            Exit status: 0 when every record verified, 1 when any record failed, a FILE could not be read as \
+            text, or the files hold no record, 64 on a usage error (bad option, unreadable FILE, --trust certificate or --config file).
             """
     )
 
@@ -121,21 +124,49 @@ struct VerifyCommand: ParsableCommand {
         }
         var tally = Tally()
         let printer = RecordPrinter(json: json)
+        var unreadable: [String] = []
         for path in files {
             do {
+                // A compressed or UTF-16 file read as lines is binary noise: one "not a compact JWS" per
+                // line would hide what is wrong. Say it once and go on with the other files.
+                if let problem = try Self.encodingProblem(path) {
+                    FileHandle.standardError.write(Data("iapguard verify: \(path): \(problem)\n".utf8))
+                    unreadable.append(path)
+                    continue
+                }
                 tally.add(try verifyStreaming(path, verifier: verifier, printer: printer))
             } catch {
                 throw usageError("cannot read \(path): \(error)")
             }
         }
         // On stderr, so that stdout stays one line per record.
-        let summary =
+        let readFiles = files.filter { !unreadable.contains($0) }
+        var summary =
             tally.records == 0
-            ? "no record to verify: \(files.joined(separator: ", ")) \(files.count == 1 ? "holds" : "hold") only blank lines"
+            ? "no record to verify"
+                + (readFiles.isEmpty
+                    ? ""
+                    : ": \(readFiles.joined(separator: ", ")) \(readFiles.count == 1 ? "holds" : "hold") only blank lines")
             : "\(tally.records) record\(tally.records == 1 ? "" : "s"): \(tally.records - tally.failed) verified, \(tally.failed) failed"
+        if !unreadable.isEmpty {
+            summary +=
+                "; \(unreadable.count) file\(unreadable.count == 1 ? "" : "s") not read: \(unreadable.joined(separator: ", "))"
+        }
         FileHandle.standardError.write(Data("iapguard verify: \(summary)\n".utf8))
         // Nothing verified is not "every record verified": a script must not take an empty file for a good one.
-        if tally.failed > 0 || tally.records == 0 { throw ExitCode.failure }
+        if tally.failed > 0 || tally.records == 0 || !unreadable.isEmpty { throw ExitCode.failure }
+    }
+
+    /// Why `path` cannot be read as lines of UTF-8 text (compressed, or UTF-16), or nil.
+    static func encodingProblem(_ path: String) throws -> String? {
+        let url = URL(fileURLWithPath: path)
+        if let compression = try SourceIngestor.compression(of: url) {
+            return "the file is \(compression)-compressed; verify reads uncompressed UTF-8 text (decompress it first)"
+        }
+        if let encoding = try SourceIngestor.utf16Encoding(of: url) {
+            return "the file is UTF-16 (\(encoding) byte order mark); verify reads UTF-8 text"
+        }
+        return nil
     }
 
     /// Records seen and records that failed.

@@ -84,6 +84,16 @@ public enum FXRateFile {
 
     /// Refuses what cannot be read as CSV text before reading it, naming the file: a folder, a compressed or
     /// UTF-16 file (read as text, each would be a row of binary, `NUL byte in field 1`).
+    /// Rates per EUR that a currency can have. The ECB's range is about 0.3 (KWD) to about 30,000 (VND);
+    /// a rate far outside it is a typo or a unit error, and used it would turn an ordinary price into an
+    /// astronomical one (1e-300 USD per EUR makes every USD price overflow) or into nothing.
+    static let plausibleRates: ClosedRange<Double> = 1e-6...1e9
+
+    /// The reason for a rate outside ``plausibleRates``, quoting `text`.
+    static func implausible(_ text: String) -> String {
+        "\"\(text.prefix(40))\" is outside any currency's plausible rate (0.000001 to 1000000000 per EUR)"
+    }
+
     static func checkReadable(_ url: URL) throws {
         let name = url.lastPathComponent
         var isFolder: ObjCBool = false
@@ -196,6 +206,11 @@ public enum FXRateFile {
                             lacking.append("\(currency) on \(dayText)")
                             continue
                         }
+                        guard Self.plausibleRates.contains(rate) else {
+                            problems.append("\(currency): \(Self.implausible(cell))")
+                            lacking.append("\(currency) on \(dayText)")
+                            continue
+                        }
                         accept(currency, day, cell, rate, line: record.line)
                     }
                     if !problems.isEmpty {
@@ -232,6 +247,10 @@ public enum FXRateFile {
                     bad(
                         record.line, "per_eur: expected a positive rate, found \(quoted(fields[2]))", raw,
                         lacking: lacking)
+                    return
+                }
+                guard Self.plausibleRates.contains(rate) else {
+                    bad(record.line, "per_eur: \(Self.implausible(fields[2]))", raw, lacking: lacking)
                     return
                 }
                 accept(currency, day, fields[2], rate, line: record.line)

@@ -508,7 +508,7 @@ public struct SourceIngestor {
     }
 
     /// `"little-endian"` or `"big-endian"` when the file starts with a UTF-16 byte order mark.
-    static func utf16Encoding(of file: URL) throws -> String? {
+    public static func utf16Encoding(of file: URL) throws -> String? {
         let handle = try FileHandle(forReadingFrom: file)
         defer { try? handle.close() }
         let head = try handle.read(upToCount: 2) ?? Data()
@@ -519,7 +519,7 @@ public struct SourceIngestor {
 
     /// The compression format `file` starts with the magic number of (`"gzip"`, `"zip"`, `"zstd"`, `"xz"`,
     /// `"bzip2"`), or nil. Read as text, such a file is lines of binary that would each be quarantined.
-    static func compression(of file: URL) throws -> String? {
+    public static func compression(of file: URL) throws -> String? {
         let handle = try FileHandle(forReadingFrom: file)
         defer { try? handle.close() }
         let head = [UInt8](try handle.read(upToCount: 10) ?? Data())

@@ -1,14 +1,16 @@
 import Foundation
 
-/// `trimmingCharacters(in: .whitespaces)` without the trip through `NSString`: the same characters
-/// (Foundation's `CharacterSet.whitespaces` on Linux: tab, space, U+00A0, U+1680, U+2000–U+200B, U+202F,
-/// U+205F, U+3000; not newlines) are trimmed from both ends. Pinned against Foundation for every scalar by
-/// `JSONObjectAccessTests`.
+/// `trimmingCharacters(in: .whitespaces)` without the trip through `NSString`, and without the zero-width
+/// space: tab, space, U+00A0, U+1680, U+2000–U+200A, U+202F, U+205F and U+3000 (not newlines) are trimmed from
+/// both ends. Foundation's `CharacterSet.whitespaces` on Linux also holds U+200B, a format character (Cf), not
+/// a space: an id that ends in one is a different id to the backend that wrote it, so it is kept for the id
+/// checks to name (``BackendFieldValues``) instead of being trimmed into a look-alike of another id. Pinned
+/// against Foundation for every other scalar by `JSONObjectAccessTests`.
 enum TextTrim {
-    /// Whether `scalar` is in `CharacterSet.whitespaces`.
+    /// Whether `scalar` is a space or tab trimmed from a field's ends.
     static func isWhitespace(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
-        case 0x09, 0x20, 0xA0, 0x1680, 0x2000...0x200B, 0x202F, 0x205F, 0x3000: return true
+        case 0x09, 0x20, 0xA0, 0x1680, 0x2000...0x200A, 0x202F, 0x205F, 0x3000: return true
         default: return false
         }
     }

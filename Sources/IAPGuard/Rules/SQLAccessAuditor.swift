@@ -29,7 +29,8 @@ final class SQLAccessAuditor {
             return
         case SQLITE_READ:
             // Table reads are checked on the SQL text (see `privateTables(in:)`): SQLite reports a view's
-            // private tables without the view's name when it flattens a subquery.
+            // private tables without the view's name when it flattens a subquery, and reports reads of
+            // sqlite_master for every statement (the schema is read while preparing).
             return
         case SQLITE_FUNCTION:
             let name = (a2 ?? "").lowercased()
@@ -55,7 +56,16 @@ final class SQLAccessAuditor {
 
     /// What is wrong with a rule that names `table`, a private table.
     static func privateTableProblem(_ table: String) -> String {
-        "reads '\(table)', a private table: use the documented views (\(allowedViews.sorted().joined(separator: ", ")))"
+        let what = isCatalog(table) ? "the SQLite catalog" : "a private table"
+        return
+            "reads '\(table)', \(what): use the documented views (\(allowedViews.sorted().joined(separator: ", ")))"
+    }
+
+    /// Whether `name` (lower-case) is one of SQLite's own tables (`sqlite_master`, `sqlite_schema`,
+    /// `sqlite_sequence`, `sqlite_stat1`, ...) or a `pragma_*` table-valued function: none of them exists on
+    /// PostgreSQL, and they describe the store, not the purchases.
+    static func isCatalog(_ name: String) -> Bool {
+        name.hasPrefix("sqlite_") || name.hasPrefix("pragma_")
     }
 
     /// Names of tables (not documented views) that `sql` mentions as identifiers, outside string literals
@@ -66,7 +76,9 @@ final class SQLAccessAuditor {
         var index = sql.startIndex
         func flush() {
             let name = token.lowercased()
-            if tables.contains(name), !allowedViews.contains(name), !found.contains(name) { found.append(name) }
+            if tables.contains(name) || isCatalog(name), !allowedViews.contains(name), !found.contains(name) {
+                found.append(name)
+            }
             token = ""
         }
         while index < sql.endIndex {

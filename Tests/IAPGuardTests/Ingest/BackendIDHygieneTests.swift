@@ -13,7 +13,8 @@ import Testing
         let world = try IngestTestWorld()
         try world.write(
             "users.csv",
-            "user_id,country\nu-1,TUR\n\u{FEFF}u-2,TUR\nu-\u{200B}3,TUR\n2.1E+5,TUR\n" + Self.padding("p-u,TUR"))
+            "user_id,country\nu-1,TUR\n\u{FEFF}u-2,TUR\nu-\u{200B}3,TUR\n2.1E+5,TUR\nu-1\u{200B},TUR\n"
+                + Self.padding("p-u,TUR"))
         try world.write(
             "orders.csv",
             "order_id,user_id,created_at\no-1,u-1,1767225600000\n\u{FEFF}o-2,u-1,1767225600000\n"
@@ -23,7 +24,9 @@ import Testing
             #"""
             {"credit_id":"c-1","user_id":"u-1","units":1,"credited_at":1767225600000}
             {"credit_id":"c-2","user_id":"u-1\u202e","units":1,"credited_at":1767225600000}
+            {"credit_id":"c-3","user_id":" u-1\u200b","units":1,"credited_at":1767225600000}
             {"credit_id":"p-c","user_id":"u-1","units":1,"credited_at":1767225600000}
+            {"credit_id":"p-d","user_id":"u-1","units":1,"credited_at":1767225600000}
 
             """#)
         let config = try world.config(sources: [
@@ -50,7 +53,10 @@ import Testing
         #expect(
             byLocation["orders.csv:4"]?.hasPrefix("user_id: contains the invisible character U+001B (escape)") == true)
         #expect(byLocation["credits.jsonl:2"]?.hasPrefix("user_id: contains the invisible character U+202E") == true)
-        #expect(quarantined.count == 6)
+        // A zero-width space at an id's end is not trimmed like a space: it would pass for u-1.
+        #expect(byLocation["users.csv:6"]?.contains("U+200B (zero-width space) at character 4") == true)
+        #expect(byLocation["credits.jsonl:3"]?.contains("U+200B (zero-width space) at character 4") == true)
+        #expect(quarantined.count == 8)
     }
 
     /// Apple's storefronts are alpha-3; a backend that writes `US` made every purchase look like a second

@@ -157,6 +157,29 @@ struct RuleEngineTests {
         #expect(issues.allSatisfy { $0.file == "bad.yaml" && $0.line > 0 })
     }
 
+    /// SQLite's catalog is not a view a rule may read: it describes the store, and PostgreSQL has none of it.
+    @Test func validatorRejectsAQueryThatReadsTheSQLiteCatalog() throws {
+        for source in ["sqlite_master", "main.sqlite_schema", "pragma_table_info('credits')"] {
+            let rule = try RuleParser(file: "catalog.yaml").parse(
+                """
+                id: T-CATALOG
+                title: catalog
+                description: catalog
+                version: "1"
+                status: stable
+                level: low
+                query: |
+                  SELECT name AS credit_id FROM \(source)
+                entity_key: [credit_id]
+                """)
+            let issues = try RuleValidator().validate([rule], now: Self.now)
+            let errors = issues.filter { $0.severity == .error }.map(\.description)
+            #expect(
+                errors.contains { $0.contains("catalog.yaml:7") && $0.contains("the SQLite catalog") },
+                "\(source): \(errors)")
+        }
+    }
+
     @Test func exceptionSuppressesUntilItExpires() throws {
         let store = try Self.store(credits: [("c1", "qa-1", 5), ("c2", "u-2", 5)])
         let exception = RuleException(

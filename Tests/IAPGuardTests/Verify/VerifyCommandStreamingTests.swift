@@ -14,7 +14,8 @@ import Testing
         var stderr: String
     }
 
-    static func verify(_ lines: [String], in directory: URL) throws -> Output {
+    /// Runs `iapguard verify` on a file of `lines`, then on `moreFiles` (already written).
+    static func verify(_ lines: [String], in directory: URL, then moreFiles: [URL] = []) throws -> Output {
         let binary = try #require(PipelineTestWorld.binary, "the iapguard binary must be built next to the tests")
         let root = directory.appendingPathComponent("root.der")
         try World.good.rootDER.write(to: root)
@@ -28,10 +29,11 @@ import Testing
         let errHandle = try FileHandle(forWritingTo: err)
         let process = Process()
         process.executableURL = binary
-        process.arguments = [
-            "verify", "--trust", root.path, "--bundle-id", "com.example.coins", "--environment", "Production",
-            input.path,
-        ]
+        process.arguments =
+            [
+                "verify", "--trust", root.path, "--bundle-id", "com.example.coins", "--environment", "Production",
+                input.path,
+            ] + moreFiles.map(\.path)
         process.standardOutput = handle
         process.standardError = errHandle
         try process.run()
@@ -76,6 +78,23 @@ import Testing
         #expect(output.lines.isEmpty)
         #expect(output.stderr.hasPrefix("iapguard verify: no record to verify: "))
         #expect(output.stderr.hasSuffix("records.jwsl holds only blank lines\n"))
+    }
+
+    /// A gzip file is named once as compressed, not reported as one bad JWS per line of binary, and the
+    /// files after it are still verified.
+    @Test func aCompressedFileIsNamedAsCompressedAndTheOtherFilesAreStillVerified() throws {
+        let directory = try Self.scratch()
+        let compressed = directory.appendingPathComponent("export.jsonl.gz")
+        try Data([0x1F, 0x8B, 0x08, 0x00, 0x0A, 0x2E, 0x0A, 0xFF, 0x00, 0x0A]).write(to: compressed)
+        let after = directory.appendingPathComponent("after.jwsl")
+        let good = try World.good.sign(payload: World.transaction())
+        try Data("\(good)\n".utf8).write(to: after)
+        let output = try Self.verify([good], in: directory, then: [compressed, after])
+        #expect(output.status == 1, "a file that could not be read is not a clean result")
+        #expect(output.lines.count == 2, "one verdict per record of the two readable files: \(output.lines)")
+        #expect(output.lines.allSatisfy { $0.contains("  verified  ") })
+        #expect(output.stderr.contains("export.jsonl.gz: the file is gzip-compressed"), "\(output.stderr)")
+        #expect(output.stderr.hasSuffix("2 records: 2 verified, 0 failed; 1 file not read: \(compressed.path)\n"))
     }
 
     @Test func aFileOfVerifiedRecordsExitsZero() throws {

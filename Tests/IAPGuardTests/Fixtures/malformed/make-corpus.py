@@ -661,6 +661,10 @@ add(X, "rate-zero", "date,currency,per_eur\n2026-01-01,USD,0\n", "fx-bad-row", "
 add(X, "rate-negative", "date,currency,per_eur\n2026-01-01,USD,-1.1\n", "fx-bad-row", ":2: per_eur: expected a positive rate, found \"-1.1\"")
 add(X, "rate-infinite", "date,currency,per_eur\n2026-01-01,USD,inf\n", "fx-bad-row", ":2: per_eur: expected a positive rate, found \"inf\"")
 add(X, "rate-nan", "date,currency,per_eur\n2026-01-01,USD,nan\n", "fx-bad-row", ":2: per_eur: expected a positive rate, found \"nan\"")
+add(X, "rate-tiny", "date,currency,per_eur\n2026-01-01,USD,1e-300\n", "fx-bad-row",
+    ":2: per_eur: \"1e-300\" is outside any currency's plausible rate")
+add(X, "rate-huge", "date,currency,per_eur\n2026-01-01,USD,1e300\n", "fx-bad-row",
+    ":2: per_eur: \"1e300\" is outside any currency's plausible rate")
 add(X, "currency-empty", "date,currency,per_eur\n2026-01-01,,1.1\n", "fx-bad-row", ":2: currency: expected a 3-letter ISO 4217 code, found \"\"")
 add(X, "too-few-fields", "date,currency,per_eur\n2026-01-01,USD\n", "fx-bad-row", ":2: expected 3 fields (date,currency,per_eur), found 2")
 add(X, "unterminated-quote", 'date,currency,per_eur\n2026-01-01,"USD,1.1\n', "fx-bad-row", ":2: unterminated quoted field")
