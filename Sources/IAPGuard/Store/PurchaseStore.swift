@@ -51,6 +51,10 @@ public protocol PurchaseStore: AnyObject {
     func beginBulkLoad() throws -> Bool
     /// Builds every index ``beginBulkLoad()`` deferred (nothing when none is), then ``secureBulkLoad()``.
     func finishBulkLoad() throws
+    /// Builds the indexes ``beginBulkLoad()`` deferred on `tables` only, while the load goes on: a table no
+    /// later source writes can be indexed while the next sources are still being parsed. Rows written to
+    /// it afterwards keep the built indexes up to date as usual. Stores that defer nothing do nothing.
+    func buildDeferredIndexes(on tables: Set<String>) throws
     /// Makes what a first load wrote durable and crash-safe again when the store wrote it with less
     /// (SQLite: without a journal), leaving any deferred index for a later ``finishBulkLoad()``.
     func secureBulkLoad() throws
@@ -80,6 +84,7 @@ extension PurchaseStore {
     public func beginBulkLoad() throws -> Bool { false }
 
     public func finishBulkLoad() throws {}
+    public func buildDeferredIndexes(on tables: Set<String>) throws {}
 
     public func secureBulkLoad() throws {}
 

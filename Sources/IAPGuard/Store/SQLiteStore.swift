@@ -156,19 +156,33 @@ public final class SQLiteStore: SQLBackedStore {
     /// killed here leaves the rest for the next run to build; then ends an unjournaled load
     /// (``secureBulkLoad()``).
     public func finishBulkLoad() throws {
-        let rows = try database.query("SELECT name, definition FROM deferred_index ORDER BY name")
-        if !rows.isEmpty {
-            try withIndexBuildSorter {
-                for row in rows {
-                    guard let name = row[0].textValue, let definition = row[1].textValue else { continue }
-                    try database.transaction {
-                        try database.execute(definition)
-                        try database.run("DELETE FROM deferred_index WHERE name = ?", [.text(name)])
-                    }
+        try buildDeferred(try database.query("SELECT name, definition FROM deferred_index ORDER BY name"))
+        try secureBulkLoad()
+    }
+
+    /// Builds the deferred indexes of `tables` (one per transaction, as ``finishBulkLoad()``), leaving the
+    /// others deferred and the load unjournaled if it is.
+    public func buildDeferredIndexes(on tables: Set<String>) throws {
+        guard !tables.isEmpty, database.isAutocommit else { return }
+        let placeholders = tables.map { _ in "?" }.joined(separator: ", ")
+        try buildDeferred(
+            try database.query(
+                "SELECT name, definition FROM deferred_index WHERE table_name IN (\(placeholders)) ORDER BY name",
+                tables.sorted().map { .text($0) }))
+    }
+
+    /// Builds each index of `rows` (name, definition) and forgets its definition, in one transaction each.
+    private func buildDeferred(_ rows: [[SQLValue]]) throws {
+        guard !rows.isEmpty else { return }
+        try withIndexBuildSorter {
+            for row in rows {
+                guard let name = row[0].textValue, let definition = row[1].textValue else { continue }
+                try database.transaction {
+                    try database.execute(definition)
+                    try database.run("DELETE FROM deferred_index WHERE name = ?", [.text(name)])
                 }
             }
         }
-        try secureBulkLoad()
     }
 
     /// The page cache, in KiB, while deferred indexes are built (``withIndexBuildSorter(_:)``).

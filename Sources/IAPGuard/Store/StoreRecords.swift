@@ -22,6 +22,17 @@ enum StoreRecords {
         return c
     }
 
+    /// The big tables (those a first load defers indexes on) that a source of `kind` writes rows to. Apple's
+    /// records go to the sightings and transactions; orders and credits to their own tables.
+    static func tables(writtenBy kind: Config.Source.Kind) -> [String] {
+        switch kind {
+        case .receipts, .signedTransactions, .notifications: ["apple_sighting", "apple_transaction"]
+        case .orders: ["backend_order"]
+        case .credits: ["credit"]
+        case .users: []
+        }
+    }
+
     /// The transaction columns shared by `apple_sighting` and `apple_transaction`, in schema order.
     static let transactionColumns = [
         "transaction_id", "original_transaction_id", "web_order_line_item_id", "bundle_id", "product_id", "type",

@@ -51,6 +51,44 @@ import Testing
         #expect(try Self.schema(store) == migrated)
     }
 
+    /// A table no later source writes is indexed while the load goes on: its indexes are built, the other
+    /// tables' stay deferred, rows written to it afterwards are in its indexes, and the end of the load
+    /// builds the rest into the schema the migrations create.
+    @Test func indexesBuiltEarlyForSomeTablesLeaveTheOthersDeferredAndTheLoadEndsWithTheSameSchema() throws {
+        let path = Self.scratchStore("early-index")
+        defer { Self.removeStore(path) }
+        let store = try SQLiteStore(path: path)
+        try store.migrate()
+        let migrated = try Self.schema(store)
+        #expect(try store.beginBulkLoad())
+        let batches = PostgresStoreTests.batches()
+        var orders = IngestBatch()
+        orders.orders = batches[0].orders
+        #expect(!orders.orders.isEmpty)
+        _ = try store.write(orders, runID: 1)
+        try store.buildDeferredIndexes(on: ["backend_order"])
+        #expect(try Self.secondaryIndexes(store, on: "backend_order") > 0)
+        for table in SQLiteStore.bulkLoadTables where table != "backend_order" {
+            #expect(try Self.secondaryIndexes(store, on: table) == 0, "\(table)")
+        }
+        // Inside an open write group it builds nothing: an index build commits on its own.
+        try store.beginWriteGroup()
+        try store.buildDeferredIndexes(on: ["credit"])
+        try store.commitWriteGroup()
+        #expect(try Self.secondaryIndexes(store, on: "credit") == 0)
+        // Written after its indexes were built: the rows are in them.
+        _ = try store.write(batches[1], runID: 1)
+        let byIndex = try store.database.scalar(
+            "SELECT COUNT(*) FROM backend_order INDEXED BY backend_order_user WHERE user_id > ''")
+        let byScan = try store.database.scalar("SELECT COUNT(*) FROM backend_order NOT INDEXED WHERE user_id > ''")
+        #expect(byIndex == byScan)
+        #expect(byIndex != .integer(0))
+        try store.finishBulkLoad()
+        #expect(try Self.schema(store) == migrated)
+        #expect(try store.database.scalar("SELECT COUNT(*) FROM deferred_index") == .integer(0))
+        #expect(try store.database.scalar("PRAGMA integrity_check") == .text("ok"))
+    }
+
     static func pragma(_ store: SQLiteStore, _ name: String) throws -> Int64? {
         try store.database.scalar("PRAGMA \(name)")?.integerValue
     }
