@@ -130,7 +130,8 @@ struct VerifyCommand: ParsableCommand {
                 // A compressed or UTF-16 file read as lines is binary noise: one "not a compact JWS" per
                 // line would hide what is wrong. Say it once and go on with the other files.
                 if let problem = try Self.encodingProblem(path) {
-                    FileHandle.standardError.write(Data("iapguard verify: \(path): \(problem)\n".utf8))
+                    FileHandle.standardError.write(
+                        Data("iapguard verify: \(TerminalText.escaped(path)): \(problem)\n".utf8))
                     unreadable.append(path)
                     continue
                 }
@@ -152,7 +153,7 @@ struct VerifyCommand: ParsableCommand {
             summary +=
                 "; \(unreadable.count) file\(unreadable.count == 1 ? "" : "s") not read: \(unreadable.joined(separator: ", "))"
         }
-        FileHandle.standardError.write(Data("iapguard verify: \(summary)\n".utf8))
+        FileHandle.standardError.write(Data("iapguard verify: \(TerminalText.escaped(summary))\n".utf8))
         // Nothing verified is not "every record verified": a script must not take an empty file for a good one.
         if tally.failed > 0 || tally.records == 0 || !unreadable.isEmpty { throw ExitCode.failure }
     }
