@@ -25,7 +25,7 @@ public struct NotificationParser: Sendable {
     public func parse(_ object: JSONObject, payloadHash: String, location: String) throws -> (
         AppleNotification, AppleSighting?
     ) {
-        guard let signedPayload = try object.string("signedPayload") else {
+        guard let signedPayload = try object.strictString("signedPayload") else {
             throw RecordError("no signedPayload in the object")
         }
         let receivedAt = try object.time("received_at")

@@ -20,7 +20,7 @@ public struct SignedTransactionParser: Sendable {
         var receivedAt: Int64?
         if trimmed.utf8.first == UInt8(ascii: "{") {
             let object = try JSONObject.parse(trimmed.utf8, rejectingDuplicateKeys: true)
-            guard let signed = try object.string("signedTransactionInfo") else {
+            guard let signed = try object.strictString("signedTransactionInfo") else {
                 throw RecordError("no signedTransactionInfo in the object")
             }
             compact = signed

@@ -270,7 +270,7 @@ add(S, "payload-invalid-utf8", jwsof(H, b'{"transactionId":"\xc0\xaf"}'), "quara
 add(S, "huge-header", jwsof({"alg": "ES256", "x5c": GARBAGE_X5C, "pad": "A" * 100000}, tx(transactionId="8109")),
     "failed", "bad-chain")
 add(S, "wrapped-without-info", '{"user_id":"u-1"}', "quarantine", "no signedTransactionInfo in the object")
-add(S, "wrapped-info-number", '{"signedTransactionInfo":42}', "quarantine", "bad-format: compact JWS needs 3")
+add(S, "wrapped-info-number", '{"signedTransactionInfo":42}', "quarantine", "signedTransactionInfo: expected text, found a number")
 add(S, "wrapped-info-object", '{"signedTransactionInfo":{"a":1}}', "quarantine",
     "signedTransactionInfo: expected text, found an object")
 add(S, "wrapped-malformed-json", '{"signedTransactionInfo":"a.b.c"', "quarantine", "malformed JSON")
@@ -367,7 +367,7 @@ for name, text, reason in BAD_JSON[:12]:
 for name, data, reason in UTF8_BAD[:5]:
     add(N, name, data, "quarantine", reason)
 add(N, "no-signed-payload", '{"payload":"x"}', "quarantine", "no signedPayload in the object")
-add(N, "signed-payload-number", '{"signedPayload":12}', "quarantine", "bad-format: compact JWS needs 3")
+add(N, "signed-payload-number", '{"signedPayload":12}', "quarantine", "signedPayload: expected text, found a number")
 add(N, "signed-payload-array", '{"signedPayload":["a"]}', "quarantine", "signedPayload: expected text, found an array")
 add(N, "signed-payload-not-jws", '{"signedPayload":"abc"}', "quarantine", "bad-format: compact JWS needs 3")
 add(N, "signed-payload-bad-header", '{"signedPayload":"e30x.e30.AAAA"}', "quarantine", "JWS header is not a JSON object")
