@@ -203,6 +203,10 @@ public struct FXRateFetcher {
         guard let value = Double(text.trimmingCharacters(in: .whitespaces)), value > 0, value.isFinite else {
             throw FXFormatError(message: "bad rate '\(text.prefix(20))' for \(code)")
         }
+        // The bounds a rate file is held to (``FXRateFile/plausibleRates``): a fetched rate is no more trusted.
+        guard FXRateFile.plausibleRates.contains(value) else {
+            throw FXFormatError(message: "\(code): \(FXRateFile.implausible(text))")
+        }
         return ReferenceData.FXRate(currency: code, rateDate: day, perEUR: value, source: source)
     }
 }

@@ -52,6 +52,18 @@ import Testing
         #expect(contents.rates.count == 4, "USD on the bad row and the whole good row")
     }
 
+    /// A cell no currency's rate could be (a unit error, a typo) is bad like a negative one; its row's good
+    /// cells are kept.
+    @Test func aRateOutsideAnyCurrencysRangeIsABadCell() throws {
+        let contents = try Self.read("Date,USD,JPY,\n2026-08-04,1.1571,1e-300,\n")
+        #expect(contents.badRows.count == 1)
+        #expect(
+            contents.badRows.first?.reason.contains(#"JPY: "1e-300" is outside any currency's plausible rate"#)
+                == true, "\(contents.badRows)")
+        #expect(contents.lacking == ["JPY on 2026-08-04"])
+        #expect(contents.rates.map(\.currency) == ["USD"])
+    }
+
     @Test func aDayTwiceWithDifferentRatesIsAConflictNamingBothLines() throws {
         let contents = try Self.read("Date,USD,\n2026-08-04,1.1571,\n2026-08-04,1.2000,\n")
         #expect(contents.conflicts.count == 1)

@@ -100,5 +100,12 @@ struct FXRateFetcherTests {
         #expect(throws: FXRateFetcher.FXFormatError.self) {
             _ = try FXRateFetcher.parseLongCSV(Data("date,currency,per_eur\n2026-11-20,US$,1\n".utf8), source: "x")
         }
+        // A rate outside any currency's range is refused, as in a rate file.
+        #expect(throws: FXRateFetcher.FXFormatError.self) {
+            _ = try FXRateFetcher.parseECB(Data("Date,USD\n2026-11-20,1e-300\n".utf8), source: "ecb")
+        }
+        #expect(throws: FXRateFetcher.FXFormatError.self) {
+            _ = try FXRateFetcher.parseLongCSV(Data("date,currency,per_eur\n2026-11-20,USD,1e300\n".utf8), source: "x")
+        }
     }
 }
